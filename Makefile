@@ -1,0 +1,97 @@
+# The FlashAttention ladder.
+#
+#   make               build every rung, run the ladder on the GPU (or say there is none), draw plots
+#   make stage 3       build and run one rung on its default shape (also: make stage N=3)
+#   make stage 3 ARGS="--n 8192 --causal"
+#   make test          CPU tests always; the GPU correctness matrix when a device is present
+#   make ladder        every rung over sweeps/*.txt -> results/<gpu>-<sweep>.csv (needs a GPU)
+#   make plots         plots/*.png from results/*.csv (needs gnuplot)
+#   make clean
+#
+# Builds out of tree, under build/. Host code is C11 (gcc), device code CUDA C (nvcc).
+
+NVCC    ?= nvcc
+CC      ?= gcc
+BUILD   := build
+
+NVCC_PATH := $(shell command -v $(NVCC) 2>/dev/null)
+ifeq ($(NVCC_PATH),)
+  ifneq ($(filter-out clean plots,$(or $(MAKECMDGOALS),all)),)
+    $(error nvcc not found: install the CUDA Toolkit (https://developer.nvidia.com/cuda-downloads) and put its bin/ on PATH, or run make NVCC=/path/to/nvcc)
+  endif
+endif
+CUDA_HOME ?= $(patsubst %/bin/,%,$(dir $(NVCC_PATH)))
+
+# sm_80 (A100) and sm_90 (H100/H200) machine code; no -use_fast_math (see CONVENTIONS.md).
+ARCH    ?= -gencode=arch=compute_80,code=sm_80 -gencode=arch=compute_90,code=sm_90
+NVFLAGS := -O3 -lineinfo -std=c++17 $(ARCH) -Xcompiler -Wall,-Wextra -MMD -MP
+CFLAGS  := -std=c11 -D_POSIX_C_SOURCE=200809L -O2 -Wall -Wextra -Werror -fopenmp -MMD -MP \
+           -I$(CUDA_HOME)/include
+LDLIBS  := -lcublas -Xcompiler -fopenmp -lm
+
+COMMON_SRC  := $(filter-out common/driver.c,$(wildcard common/*.c))
+COMMON_OBJ  := $(patsubst %.c,$(BUILD)/obj/%.o,$(COMMON_SRC))
+DRIVER_OBJ  := $(BUILD)/obj/common/driver.o
+RUNG_DIRS   := $(sort $(patsubst %/,%,$(dir $(wildcard 0[0-9]_*/*.cu))))
+RUNG_BINS   := $(patsubst %,$(BUILD)/bin/%,$(RUNG_DIRS))
+TEST_SRC    := $(wildcard tests/test_*.c)
+TEST_BIN    := $(BUILD)/bin/cpu_tests
+
+.PHONY: all build stage test ladder plots clean splits
+.DEFAULT_GOAL := all
+
+all: build
+	@tools/ladder.sh --if-device
+	@tools/plots.sh
+
+build: $(RUNG_BINS) $(TEST_BIN)
+
+# --- objects -------------------------------------------------------------------------------
+$(BUILD)/obj/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -c $< -o $@
+
+$(BUILD)/obj/%.o: %.cu
+	@mkdir -p $(dir $@)
+	$(NVCC) $(NVFLAGS) -c $< -o $@
+
+# --- one binary per rung: its own .cu/.c files + the driver + common ----------------------
+define rung_rule
+$(BUILD)/bin/$(1): $(patsubst %.cu,$(BUILD)/obj/%.o,$(wildcard $(1)/*.cu)) \
+                   $(patsubst %.c,$(BUILD)/obj/%.o,$(wildcard $(1)/*.c)) $(DRIVER_OBJ) $(COMMON_OBJ)
+	@mkdir -p $$(dir $$@)
+	$$(NVCC) $$(ARCH) -o $$@ $$^ $$(LDLIBS)
+endef
+$(foreach r,$(RUNG_DIRS),$(eval $(call rung_rule,$(r))))
+
+# CPU tests link the common code and the plain-C parts of the rungs (e.g. 06's planner).
+RUNG_C_OBJ := $(patsubst %.c,$(BUILD)/obj/%.o,$(wildcard 0[0-9]_*/*.c))
+$(TEST_BIN): $(patsubst %.c,$(BUILD)/obj/%.o,$(TEST_SRC)) $(COMMON_OBJ) $(RUNG_C_OBJ)
+	@mkdir -p $(dir $@)
+	$(NVCC) $(ARCH) -o $@ $^ $(LDLIBS)
+
+# --- running -------------------------------------------------------------------------------
+# "make stage 3": the number arrives as a second goal; turn it into N and make it a no-op goal.
+ifeq (stage,$(firstword $(MAKECMDGOALS)))
+  STAGE_GOAL := $(word 2,$(MAKECMDGOALS))
+  ifneq ($(STAGE_GOAL),)
+    N := $(STAGE_GOAL)
+    $(eval $(STAGE_GOAL):;@:)
+  endif
+endif
+stage: $(RUNG_BINS)
+	@tools/stage.sh "$(N)" "$(ARGS)"
+
+test: build
+	@tools/run_tests.sh
+
+ladder: build
+	@tools/ladder.sh
+
+plots:
+	@tools/plots.sh
+
+clean:
+	rm -rf $(BUILD)
+
+-include $(shell find $(BUILD)/obj -name '*.d' 2>/dev/null)

@@ -1,0 +1,125 @@
+/* The problem every rung solves, and the interface every rung exposes.
+ *
+ *   O   = softmax(scale * Q K^T + mask) V          Q [B,Hq,N,d], K,V [B,Hkv,M,d], O [B,Hq,N,d]
+ *   LSE = log sum_j exp(scale * q.k_j)  (natural log, over the keys the row sees)   LSE [B,Hq,N]
+ *
+ * Row-major, contiguous. Query head h reads KV head h / (Hq/Hkv) (MHA, GQA, MQA by indexing).
+ * Causal masks are aligned bottom-right: query i sees key j iff j <= i + (M_b - N), where M_b is
+ * request b's KV length (M, or seqlens_k[b] in a varlen batch). A row that sees no key gets
+ * O = 0 and LSE = -inf. Storage is float16 (bfloat16 where a rung says so); accumulation float32.
+ *
+ * This header is plain C so that the C driver, the C tests and the CUDA rungs share it. */
+#ifndef ATTN_H
+#define ATTN_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <cuda_runtime_api.h>
+#include <cublas_v2.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef enum { ATTN_F16 = 0, ATTN_BF16 = 1 } attn_dtype;
+
+typedef struct attn_shape {
+    int B, Hq, Hkv, N, M, d;
+    int causal;            /* 1: bottom-right aligned causal mask */
+    float scale;           /* softmax scale, 1/sqrt(d) unless given */
+    attn_dtype dtype;
+    const int *seqlens_k;  /* host: B KV lengths, each in [1, M]; NULL means every request has M */
+} attn_shape;
+
+/* What a rung may ask of the machine it runs on (filled by the driver from the device). */
+typedef struct attn_env {
+    int sm_count;
+    int cc_major, cc_minor;
+    size_t smem_per_block_optin;   /* bytes a block may use after cudaFuncSetAttribute */
+    size_t smem_per_sm;
+    const char *planner;           /* rung 06: split planner name, NULL for its default */
+} attn_env;
+
+typedef struct attn_args {
+    attn_shape shape;
+    attn_env env;
+    const void *q, *k, *v;         /* device, dtype */
+    void *o;                       /* device, dtype, [B,Hq,N,d] */
+    float *lse;                    /* device, [B,Hq,N] */
+    const int *seqlens_k;          /* device copy of shape.seqlens_k, or NULL */
+    void *workspace;               /* device, workspace_bytes(shape) bytes (NULL if 0) */
+    size_t workspace_bytes;
+    cublasHandle_t blas;           /* for rungs that call cuBLAS; its stream is set by the rung */
+} attn_args;
+
+/* One rung (or one variant of a rung). The driver owns allocation, inputs, poisoning, the
+ * reference, timing and the report; a rung only says what it can run and launches it. */
+typedef struct rung {
+    const char *id;        /* "00", "05b", ... : the name in tables, CSVs and plots */
+    const char *name;      /* "baseline", "fa2 mma.sync + cp.async" */
+    const char *summary;   /* what changed against the rung before, one line */
+    /* 0 if the rung can run this shape; else nonzero with a sentence in why[] */
+    int (*unsupported)(const attn_shape *s, const attn_env *env, char *why, size_t why_len);
+    /* device bytes needed beyond inputs and outputs */
+    size_t (*workspace_bytes)(const attn_shape *s, const attn_env *env);
+    /* launch everything on `stream`; NULL on success, else a message (static storage) */
+    const char *(*run)(const attn_args *a, cudaStream_t stream);
+} rung;
+
+/* Every rung's .cu defines this NULL-terminated list; the first entry is the rung's default. */
+extern const rung *const rung_variants[];
+
+/* ---- counts shared by every report (so rungs, peers and plots compare like with like) ---- */
+
+static inline int attn_kv_len(const attn_shape *s, int b)
+{
+    return s->seqlens_k ? s->seqlens_k[b] : s->M;
+}
+
+/* Keys query row i of a request with KV length mk sees: [0, attn_row_end) */
+static inline int attn_row_end(const attn_shape *s, int i, int mk)
+{
+    if (!s->causal) return mk;
+    long e = (long)i + (mk - s->N) + 1;
+    return e < 0 ? 0 : (e > mk ? mk : (int)e);
+}
+
+/* Number of (query, key) pairs that are not masked, summed over the batch, for one head. */
+static inline double attn_visible_pairs(const attn_shape *s)
+{
+    double total = 0.0;
+    for (int b = 0; b < s->B; b++) {
+        int mk = attn_kv_len(s, b);
+        if (!s->causal) { total += (double)s->N * mk; continue; }
+        for (int i = 0; i < s->N; i++) total += attn_row_end(s, i, mk);
+    }
+    return total;
+}
+
+/* FLOPs: 4 * Hq * d per visible pair (2 for QK^T, 2 for PV). */
+static inline double attn_flops(const attn_shape *s)
+{
+    return 4.0 * s->Hq * s->d * attn_visible_pairs(s);
+}
+
+static inline size_t attn_elem_bytes(attn_dtype t) { (void)t; return 2; }
+
+/* Fewest bytes: Q, K, V (the valid KV rows), O and LSE, each moved once. */
+static inline double attn_bytes(const attn_shape *s)
+{
+    double e = (double)attn_elem_bytes(s->dtype);
+    double kv_rows = 0.0;
+    for (int b = 0; b < s->B; b++) kv_rows += attn_kv_len(s, b);
+    double q = (double)s->B * s->Hq * s->N * s->d;
+    double kv = 2.0 * s->Hkv * kv_rows * s->d;
+    return e * (2.0 * q + kv) + 4.0 * s->B * s->Hq * s->N;
+}
+
+static inline size_t attn_q_elems(const attn_shape *s)  { return (size_t)s->B * s->Hq * s->N * s->d; }
+static inline size_t attn_kv_elems(const attn_shape *s) { return (size_t)s->B * s->Hkv * s->M * s->d; }
+static inline size_t attn_lse_elems(const attn_shape *s) { return (size_t)s->B * s->Hq * s->N; }
+
+#ifdef __cplusplus
+}
+#endif
+#endif

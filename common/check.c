@@ -1,0 +1,157 @@
+/* Checking a rung's O and LSE against the float64 reference.
+ *
+ * Two separate questions:
+ *  1. Was every output written, and is it a number? The driver poisons O and LSE with NaN before
+ *     every run, so an element the kernel forgot stays NaN. This scan covers every row, always.
+ *     Rows that see no key must hold O = 0 and LSE = -inf; every other LSE must be finite.
+ *  2. Are the values right? rel-L2 of O and max |LSE - ref| against the reference, on every row
+ *     when that is affordable, else on a stated sample. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "harness.h"
+#include "half.h"
+
+double check_tolerance(attn_dtype t) { return t == ATTN_BF16 ? 1e-2 : 2e-3; }
+
+/* Row index r over [B, Hq, N] -> (b, h, i). */
+static void row_coords(const attn_shape *s, long r, int *b, int *h, int *i)
+{
+    *i = (int)(r % s->N);
+    *h = (int)((r / s->N) % s->Hq);
+    *b = (int)(r / ((long)s->N * s->Hq));
+}
+
+static void fail(check_result *r, const char *fmt, int b, int h, int i, int c)
+{
+    if (r->why[0]) return;  /* keep the first */
+    snprintf(r->why, sizeof r->why, fmt, b, h, i, c);
+}
+
+/* Pass 1: every element written and finite, empty rows exactly empty. */
+static void scan_written(const attn_shape *s, const uint16_t *o, const float *lse, check_result *r)
+{
+    long rows = (long)s->B * s->Hq * s->N, bad = 0;
+    for (long row = 0; row < rows; row++) {
+        int b, h, i;
+        row_coords(s, row, &b, &h, &i);
+        int empty = attn_row_end(s, i, attn_kv_len(s, b)) == 0;
+        const uint16_t *orow = o + row * s->d;
+        for (int c = 0; c < s->d; c++) {
+            float x = elem_to_f32(s->dtype, orow[c]);
+            if (!isfinite(x)) {
+                bad++;
+                fail(r, "O[%d,%d,%d,%d] is NaN/Inf (unwritten?)", b, h, i, c);
+            } else if (empty && x != 0.0f) {
+                bad++;
+                fail(r, "O[%d,%d,%d,%d] should be 0: the row sees no key", b, h, i, c);
+            }
+        }
+        float l = lse[row];
+        if (empty ? !(isinf(l) && l < 0) : !isfinite(l)) {
+            bad++;
+            fail(r, empty ? "LSE[%d,%d,%d] should be -inf: the row sees no key%.0d"
+                          : "LSE[%d,%d,%d] is not finite (unwritten?)%.0d", b, h, i, 0);
+        }
+    }
+    r->bad_elems = bad;
+}
+
+/* Which rows to compare with the reference: all of them if the budget allows, else the first and
+ * last 16 queries of the first and last (b, h) pair (where tail tiles and the causal corner are)
+ * plus rows drawn at random until the budget is spent. */
+static long pick_rows(const attn_shape *s, double budget, uint64_t seed, long **out, int *sampled)
+{
+    long rows = (long)s->B * s->Hq * s->N;
+    double per_row = 2.0 * s->d * (double)s->M + 1.0;   /* multiply-adds, upper bound */
+    long *list;
+    if (per_row * rows <= budget) {
+        list = malloc(sizeof(long) * rows);
+        for (long r = 0; r < rows; r++) list[r] = r;
+        *out = list;
+        *sampled = 0;
+        return rows;
+    }
+    long want = (long)(budget / per_row);
+    if (want < 64) want = 64;          /* a sample too small to mean anything is not a check */
+    if (want > rows) want = rows;
+    list = malloc(sizeof(long) * (want + 64));
+    long n = 0;
+    long pairs[2] = {0, (long)s->B * s->Hq - 1};
+    for (int p = 0; p < 2; p++) {
+        for (int i = 0; i < s->N && i < 16; i++) list[n++] = pairs[p] * s->N + i;
+        for (int i = s->N - 16 < 16 ? 16 : s->N - 16; i < s->N; i++) list[n++] = pairs[p] * s->N + i;
+    }
+    for (uint64_t k = 0; n < want; k++)
+        list[n++] = (long)(rng_uniform(seed, 11, k) * rows) % rows;
+    *out = list;
+    *sampled = 1;
+    return n;
+}
+
+void check_output(const attn_shape *s, const uint16_t *q, const uint16_t *k, const uint16_t *v,
+                  const uint16_t *o, const float *lse, double budget, uint64_t seed,
+                  check_result *r)
+{
+    memset(r, 0, sizeof *r);
+    r->rows_total = (long)s->B * s->Hq * s->N;
+    scan_written(s, o, lse, r);
+
+    long *rows;
+    long n = pick_rows(s, budget, seed, &rows, &r->sampled);
+    r->rows_checked = n;
+    ref_init();
+
+    double err2 = 0.0, ref2 = 0.0, max_abs = 0.0, lse_err = 0.0;
+    long lse_mismatch = -1;
+    #pragma omp parallel reduction(+:err2, ref2) reduction(max:max_abs, lse_err)
+    {
+        double *out = malloc(sizeof(double) * s->d);
+        double *scratch = malloc(sizeof(double) * (size_t)s->M);
+        #pragma omp for schedule(dynamic, 4)
+        for (long t = 0; t < n; t++) {
+            int b, h, i;
+            row_coords(s, rows[t], &b, &h, &i);
+            double lref = ref_row(s, q, k, v, b, h, i, out, scratch);
+            const uint16_t *orow = o + rows[t] * s->d;
+            for (int c = 0; c < s->d; c++) {
+                double x = elem_to_f32(s->dtype, orow[c]);
+                double e = fabs(x - out[c]);
+                if (!(e <= max_abs)) max_abs = e;   /* NaN propagates as a huge error */
+                err2 += (x - out[c]) * (x - out[c]);
+                ref2 += out[c] * out[c];
+            }
+            double l = lse[rows[t]];
+            if (isfinite(lref)) {
+                double e = fabs(l - lref);
+                if (!(e <= lse_err)) lse_err = isnan(e) ? INFINITY : e;
+                if (!(e <= LSE_TOLERANCE)) {
+                    #pragma omp critical(check_first)
+                    if (lse_mismatch < 0 || rows[t] < lse_mismatch) lse_mismatch = rows[t];
+                }
+            }
+        }
+        free(out);
+        free(scratch);
+    }
+    free(rows);
+
+    r->rel_err = ref2 > 0.0 ? sqrt(err2 / ref2) : sqrt(err2);
+    if (isnan(r->rel_err)) r->rel_err = INFINITY;
+    r->max_abs_err = max_abs;
+    r->lse_err = lse_err;
+
+    double tol = check_tolerance(s->dtype);
+    r->pass = r->bad_elems == 0 && r->rel_err <= tol && lse_mismatch < 0;
+    if (!r->pass && !r->why[0]) {
+        if (r->rel_err > tol)
+            snprintf(r->why, sizeof r->why, "rel-L2 error of O %.3g > %.0e", r->rel_err, tol);
+        else {
+            int b, h, i;
+            row_coords(s, lse_mismatch, &b, &h, &i);
+            snprintf(r->why, sizeof r->why, "LSE[%d,%d,%d] off by more than %.0e (max %.3g)",
+                     b, h, i, LSE_TOLERANCE, lse_err);
+        }
+    }
+}

@@ -1,0 +1,166 @@
+/* The host side of the harness that every rung links: inputs, the float64 reference, the checker,
+ * the command line, .npy files, timing and the report. Plain C11; the driver (driver.c) ties them
+ * together. Nothing here is specific to a rung. */
+#ifndef HARNESS_H
+#define HARNESS_H
+
+#include <stdint.h>
+#include <stdio.h>
+#include "attn.h"
+
+/* ---------------------------------------------------------------- inputs.c */
+
+/* Counter-based normal random numbers: value i of stream `stream` depends only on (seed, stream,
+ * i), so inputs are the same whatever the thread count, and any element can be regenerated alone. */
+double rng_normal(uint64_t seed, uint64_t stream, uint64_t i);
+double rng_uniform(uint64_t seed, uint64_t stream, uint64_t i);   /* in [0, 1) */
+
+enum { INPUT_NORMAL = 0, INPUT_OUTLIER = 1 };
+
+/* Fill n elements of `t` with sigma * N(0,1) from stream `stream`. */
+void fill_normal(uint16_t *dst, size_t n, attn_dtype t, uint64_t seed, uint64_t stream, double sigma);
+
+/* Q, K, V for a shape: N(0,1) entries; `outlier` draws Q and K with sigma 10, so that scaled
+ * scores reach the hundreds and exp() overflows even in float32 without the max subtracted. */
+void make_inputs(const attn_shape *s, uint64_t seed, int mode, uint16_t *q, uint16_t *k, uint16_t *v);
+
+/* Per-request KV lengths in [1, M] for `dist`: "equal" (all M), "uniform" (uniform in [1, M]),
+ * "longtail" (most short, a few near M). Returns 0, or -1 for an unknown name. */
+int make_seqlens(const char *dist, int B, int M, uint64_t seed, int *out);
+
+/* ---------------------------------------------------------------- ref.c */
+
+/* Build the conversion table; call once before ref_row runs on several threads. */
+void ref_init(void);
+
+/* float64 reference for one query row (b, h, i): writes out[0..d) and returns the LSE (natural log
+ * of the softmax denominator, scale included), -inf for a row that sees no key (out = 0).
+ * `scratch` must hold M doubles. */
+double ref_row(const attn_shape *s, const uint16_t *q, const uint16_t *k, const uint16_t *v,
+               int b, int h, int i, double *out, double *scratch);
+
+/* ---------------------------------------------------------------- check.c */
+
+typedef struct check_result {
+    int pass;
+    double rel_err;        /* ||O - ref|| / ||ref|| over the checked rows */
+    double max_abs_err;    /* over the checked rows */
+    double lse_err;        /* max |LSE - ref| over the checked rows with a finite reference */
+    long rows_checked, rows_total;
+    int sampled;           /* 1 if only a sample of rows was compared with the reference */
+    long bad_elems;        /* NaN/Inf (or unwritten) elements of O and LSE, over ALL rows */
+    char why[256];         /* for a failure: the first thing that went wrong */
+} check_result;
+
+/* Tolerance on rel_err for the storage type (DESIGN.md: 2e-3 float16, 1e-2 bfloat16). */
+double check_tolerance(attn_dtype t);
+#define LSE_TOLERANCE 1e-3
+
+/* Compare O and LSE (host copies) with the reference. Rows whose reference costs more than
+ * `budget` multiply-adds in total are sampled: every row of the first and last few queries of the
+ * first and last (b, h) pair, plus random rows; the scan for NaN/Inf/unwritten covers every row. */
+void check_output(const attn_shape *s, const uint16_t *q, const uint16_t *k, const uint16_t *v,
+                  const uint16_t *o, const float *lse, double budget, uint64_t seed,
+                  check_result *r);
+
+/* ---------------------------------------------------------------- cli.c */
+
+typedef struct cli_opts {
+    attn_shape shape;
+    int have_scale;
+    int *seqlens;              /* explicit --seqlens list (B entries), or NULL */
+    char seqlen_dist[16];      /* --seqlen-dist, "" if none */
+    uint64_t seed;
+    int input_mode;            /* INPUT_NORMAL or INPUT_OUTLIER */
+    int warmups;               /* 3 */
+    int runs;                  /* 0: automatic (>= 20, fewer only for slow runs, never < 3) */
+    int check;                 /* 1: compare with the reference */
+    double check_budget;       /* multiply-adds the reference may spend per shape */
+    double too_slow_s;         /* sweep: a run slower than this skips larger shapes */
+    const char *variant, *csv, *load, *save, *sweep, *planner;
+    int list, probe, ceilings, quiet;
+} cli_opts;
+
+void cli_defaults(cli_opts *o);
+/* 0 on success; 1 for --help (usage in err); -1 with one line in err naming the argument and
+ * what is allowed. */
+int cli_parse(int argc, char **argv, cli_opts *o, char *err, size_t err_len);
+/* 0 if the shape is well formed (sizes > 0, Hq % Hkv == 0, seqlens in [1, M], ...). */
+int shape_validate(const attn_shape *s, char *err, size_t err_len);
+/* Parse one sweep/matrix line "B Hq Hkv N M d causal [key=value ...]" over a copy of `base`.
+ * Returns 1 for a shape, 0 for a blank/comment line, -1 on error (message in err). The line's
+ * seqlens (if any) are written to *seqlens_out (malloc'd, caller frees). */
+int sweep_line(const char *line, const cli_opts *base, attn_shape *s, int *input_mode,
+               int **seqlens_out, char *err, size_t err_len);
+
+/* ---------------------------------------------------------------- npy.c */
+
+/* Read a 4-D float16 or float32 .npy into float16/bfloat16 storage `t` (malloc'd into *data).
+ * dims[4] receives the shape. Returns 0, or -1 with a message in err. */
+int npy_load4(const char *path, attn_dtype t, uint16_t **data, int dims[4], char *err, size_t err_len);
+/* Write float16 (descr '<f2') or float32 ('<f4') arrays of `ndim` dims. 0 or -1. */
+int npy_save_f16(const char *path, const uint16_t *data, const int *dims, int ndim);
+int npy_save_f32(const char *path, const float *data, const int *dims, int ndim);
+
+/* ---------------------------------------------------------------- bench.c */
+
+typedef struct bench_result {
+    double ms_median, ms_min, ms_max;
+    int runs, warmups;
+} bench_result;
+
+/* The timed thing: prepare() runs before every launch, untimed (poison outputs, flush L2);
+ * launch() is what the events bracket. Both return NULL or an error message. */
+typedef struct bench_job {
+    const char *(*prepare)(void *ctx, cudaStream_t st);
+    const char *(*launch)(void *ctx, cudaStream_t st);
+    void *ctx;
+} bench_job;
+
+/* Warm-ups (up to `warmups`, fewer once they have taken a second), then timed runs: `runs` if
+ * nonzero, else at least 20 (more for short launches, up to 200), fewer for slow ones but never
+ * under 3. first_ms is the time of one launch already seen (to size the runs). */
+const char *bench_time(const bench_job *job, cudaStream_t st, int warmups, int runs,
+                       double first_ms, bench_result *out);
+
+/* Time one launch with events (after prepare). */
+const char *bench_once(const bench_job *job, cudaStream_t st, double *ms);
+
+/* The two ceilings, measured with the same clock: device-to-device copy (bytes read + written
+ * per second) and a large float16 cuBLAS GEMM with float32 accumulation. */
+const char *measure_copy_gbps(cudaStream_t st, double *gbps, double *ms);
+const char *measure_gemm_tflops(cublasHandle_t h, cudaStream_t st, int n, double *tflops, double *ms);
+
+/* ---------------------------------------------------------------- report.c */
+
+typedef struct device_info {
+    char name[256];
+    char short_name[32];     /* "h100", "h200", ...: the prefix of results/<gpu>-*.csv */
+    int sm_count;
+    int driver_version, runtime_version;
+    size_t l2_bytes;
+} device_info;
+
+typedef struct report_row {
+    const char *rung;
+    attn_shape shape;
+    const char *status;      /* "ok", "FAIL: ...", "unsupported: ...", "skipped: ..." */
+    bench_result t;
+    int timed;               /* t holds numbers */
+    check_result c;
+    int checked;
+    size_t workspace_bytes;
+    const char *extra;       /* key=value;... (sample size, planner, seqlens, ...) */
+} report_row;
+
+void report_table_header(FILE *f);
+void report_table_row(FILE *f, const report_row *r);
+/* Appends one CSV row; writes the metadata lines and the column line first if the file is new. */
+int report_csv_row(const char *path, const device_info *dev, const report_row *r);
+/* A ceiling row (rung "ceiling-copy" / "ceiling-gemm"): the rate in gbps or tflops, the time in ms. */
+int report_csv_ceiling(const char *path, const device_info *dev, const char *name, double ms,
+                       double tflops, double gbps, const char *extra);
+/* The commit the numbers come from: $ATTN_COMMIT, else "unknown". */
+const char *report_commit(void);
+
+#endif

@@ -1,0 +1,112 @@
+/* Reports: one aligned row for people, one CSV row for machines (and the plots). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include "harness.h"
+
+const char *report_commit(void)
+{
+    const char *c = getenv("ATTN_COMMIT");
+    return c && *c ? c : "unknown";
+}
+
+static const char *dtype_name(attn_dtype t) { return t == ATTN_BF16 ? "bf16" : "f16"; }
+
+void report_table_header(FILE *f)
+{
+    fprintf(f, "%-5s %4s %4s %4s %6s %6s %5s %1s %9s %9s %9s %8s %7s %9s %9s  %s\n",
+            "rung", "B", "Hq", "Hkv", "N", "M", "d", "c", "ms_med", "ms_min", "ms_max",
+            "TFLOP/s", "GB/s", "rel_err", "lse_err", "status");
+}
+
+void report_table_row(FILE *f, const report_row *r)
+{
+    const attn_shape *s = &r->shape;
+    fprintf(f, "%-5s %4d %4d %4d %6d %6d %5d %1d ", r->rung, s->B, s->Hq, s->Hkv, s->N, s->M, s->d, s->causal);
+    if (r->timed) {
+        double sec = r->t.ms_median * 1e-3;
+        fprintf(f, "%9.4f %9.4f %9.4f %8.2f %7.0f ", r->t.ms_median, r->t.ms_min, r->t.ms_max,
+                attn_flops(s) / sec * 1e-12, attn_bytes(s) / sec * 1e-9);
+    } else {
+        fprintf(f, "%9s %9s %9s %8s %7s ", "-", "-", "-", "-", "-");
+    }
+    if (r->checked) fprintf(f, "%9.2e %9.2e  ", r->c.rel_err, r->c.lse_err);
+    else fprintf(f, "%9s %9s  ", "-", "-");
+    fprintf(f, "%s", r->status);
+    if (r->checked && r->c.sampled) fprintf(f, " (checked %ld of %ld rows)", r->c.rows_checked, r->c.rows_total);
+    fputc('\n', f);
+    fflush(f);
+}
+
+/* CSV fields never contain commas or quotes: the status text is cleaned, so awk and gnuplot can
+ * split on ',' alone. */
+static void clean(char *dst, size_t n, const char *src)
+{
+    size_t k = 0;
+    for (; src && *src && k + 1 < n; src++) dst[k++] = (*src == ',' || *src == '"' || *src == '\n') ? ';' : *src;
+    dst[k] = 0;
+}
+
+/* Opens the CSV for appending; a new (empty) file first gets the metadata lines and the columns. */
+static FILE *csv_open(const char *path, const device_info *dev)
+{
+    FILE *f = fopen(path, "a+");
+    if (!f) {
+        fprintf(stderr, "--csv %s: cannot open for appending\n", path);
+        return NULL;
+    }
+    fseek(f, 0, SEEK_END);
+    if (ftell(f) == 0) {
+        char date[64];
+        time_t now = time(NULL);
+        strftime(date, sizeof date, "%Y-%m-%dT%H:%M:%SZ", gmtime(&now));
+        const char *drv = getenv("ATTN_DRIVER");
+        fprintf(f, "# device: %s\n# sms: %d\n# l2_bytes: %zu\n", dev->name, dev->sm_count, dev->l2_bytes);
+        fprintf(f, "# driver: %s (CUDA driver API %d.%d)\n", drv && *drv ? drv : "unknown",
+                dev->driver_version / 1000, dev->driver_version % 1000 / 10);
+        fprintf(f, "# cuda_runtime: %d.%d\n", dev->runtime_version / 1000, dev->runtime_version % 1000 / 10);
+        fprintf(f, "# commit: %s\n# date: %s\n", report_commit(), date);
+        fprintf(f, "rung,B,Hq,Hkv,N,M,d,causal,dtype,status,ms_median,ms_min,ms_max,tflops,gbps,"
+                   "rel_err,max_abs_err,lse_err,workspace_bytes,device,commit,extra\n");
+    }
+    return f;
+}
+
+int report_csv_ceiling(const char *path, const device_info *dev, const char *name, double ms,
+                       double tflops, double gbps, const char *extra)
+{
+    FILE *f = csv_open(path, dev);
+    if (!f) return -1;
+    char devname[256];
+    clean(devname, sizeof devname, dev->name);
+    fprintf(f, "%s,,,,,,,,f16,ok,%.6f,,,", name, ms);
+    if (tflops > 0) fprintf(f, "%.3f,", tflops); else fprintf(f, ",");
+    if (gbps > 0) fprintf(f, "%.1f,", gbps); else fprintf(f, ",");
+    fprintf(f, ",,,,%s,%s,%s\n", devname, report_commit(), extra);
+    return fclose(f) == 0 ? 0 : -1;
+}
+
+int report_csv_row(const char *path, const device_info *dev, const report_row *r)
+{
+    FILE *f = csv_open(path, dev);
+    if (!f) return -1;
+    const attn_shape *s = &r->shape;
+    char status[512], extra[1024], devname[256];
+    clean(status, sizeof status, r->status);
+    clean(extra, sizeof extra, r->extra);
+    clean(devname, sizeof devname, dev->name);
+    fprintf(f, "%s,%d,%d,%d,%d,%d,%d,%d,%s,%s,", r->rung, s->B, s->Hq, s->Hkv, s->N, s->M, s->d,
+            s->causal, dtype_name(s->dtype), status);
+    if (r->timed) {
+        double sec = r->t.ms_median * 1e-3;
+        fprintf(f, "%.6f,%.6f,%.6f,%.3f,%.1f,", r->t.ms_median, r->t.ms_min, r->t.ms_max,
+                attn_flops(s) / sec * 1e-12, attn_bytes(s) / sec * 1e-9);
+    } else {
+        fprintf(f, ",,,,,");
+    }
+    if (r->checked) fprintf(f, "%.3e,%.3e,%.3e,", r->c.rel_err, r->c.max_abs_err, r->c.lse_err);
+    else fprintf(f, ",,,");
+    fprintf(f, "%zu,%s,%s,%s\n", r->workspace_bytes, devname, report_commit(), extra);
+    return fclose(f) == 0 ? 0 : -1;
+}
