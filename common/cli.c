@@ -101,6 +101,7 @@ static const char *USAGE =
     "          --dtype f16|bf16 --scale S --seqlens L1,L2,.. --seqlen-dist equal|uniform|longtail\n"
     "inputs:   --seed S --inputs normal|outlier --load DIR (q.npy k.npy v.npy)\n"
     "run:      --variant ID --planner NAME --warmups W --runs R --no-check --check-budget MACS\n"
+    "          --no-time (tests: check, and check a second launch gives the same bits; no timing)\n"
     "output:   --csv FILE --save DIR (o.npy lse.npy) --quiet\n"
     "modes:    --sweep FILE [--too-slow S] --ceilings --list --probe --help";
 
@@ -169,6 +170,7 @@ int cli_parse(int argc, char **argv, cli_opts *o, char *err, size_t n)
                              : !strcmp(f, "--sweep") ? &o->sweep : &o->planner;
             *dst = v;
         }
+        else if (!strcmp(f, "--no-time")) { o->no_time = 1; takes = 0; }
         else if (!strcmp(f, "--list")) { o->list = 1; takes = 0; }
         else if (!strcmp(f, "--probe")) { o->probe = 1; takes = 0; }
         else if (!strcmp(f, "--ceilings")) { o->ceilings = 1; takes = 0; }

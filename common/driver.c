@@ -249,7 +249,12 @@ static int run_shape(driver *D, const attn_shape *s_in, int input_mode, uint16_t
         check_output(&s, hq, hk, hv, ho, hl, D->opt.check_budget, D->opt.seed, &row.c);
         row.checked = 1;
     }
-    err = bench_time(&job, D->st, D->opt.warmups, D->opt.runs, first_ms, &row.t);
+    if (D->opt.no_time) {
+        double again;
+        err = bench_once(&job, D->st, &again);
+    } else {
+        err = bench_time(&job, D->st, D->opt.warmups, D->opt.runs, first_ms, &row.t);
+    }
     if (err) {
         snprintf(status, sizeof status, "FAIL: %s", err);
         result = ST_FAIL;
@@ -257,7 +262,7 @@ static int run_shape(driver *D, const attn_shape *s_in, int input_mode, uint16_t
         if (cudaDeviceSynchronize() != cudaSuccess) exit(EXIT_FAIL);
         goto done;
     }
-    row.timed = 1;
+    row.timed = !D->opt.no_time;
     /* Same inputs, same bits: a difference between the first and the last launch is a race. */
     CUDA_CHECK(cudaMemcpy(ho2, dout, qb, cudaMemcpyDeviceToHost));
     CUDA_CHECK(cudaMemcpy(hl2, dlse, lseb, cudaMemcpyDeviceToHost));
@@ -319,12 +324,14 @@ static int by_flops(const void *a, const void *b)
     return x->order - y->order;
 }
 
-static int run_sweep(driver *D)
+/* Reads and validates every line of the sweep file (no GPU needed); sorted smallest first, so that
+ * the too-slow rule of run_sweep can stop before the largest shapes. NULL on error (printed). */
+static sweep_item *sweep_read(driver *D, int *count)
 {
     FILE *f = fopen(D->opt.sweep, "r");
     if (!f) {
-        fprintf(stderr, "--sweep %s: cannot open\n", D->opt.sweep);
-        return EXIT_USAGE;
+        fprintf(stderr, "error: --sweep %s: cannot open\n", D->opt.sweep);
+        return NULL;
     }
     sweep_item *items = NULL;
     int n = 0, cap = 0, lineno = 0;
@@ -335,9 +342,10 @@ static int run_sweep(driver *D)
         memset(&it, 0, sizeof it);
         int k = sweep_line(line, &D->opt, &it.s, &it.input_mode, &it.seqlens, err, sizeof err);
         if (k < 0) {
-            fprintf(stderr, "%s:%d: %s\n", D->opt.sweep, lineno, err);
+            fprintf(stderr, "error: %s:%d: %s\n", D->opt.sweep, lineno, err);
             fclose(f);
-            return EXIT_USAGE;
+            free(items);
+            return NULL;
         }
         if (k == 0) continue;
         it.flops = attn_flops(&it.s);
@@ -346,8 +354,16 @@ static int run_sweep(driver *D)
         items[n++] = it;
     }
     fclose(f);
-    /* Smallest first, so that the too-slow rule below can stop before the largest shapes. */
     qsort(items, n, sizeof(sweep_item), by_flops);
+    *count = n;
+    return items;
+}
+
+static int run_sweep(driver *D)
+{
+    int n;
+    sweep_item *items = sweep_read(D, &n);
+    if (!items) return EXIT_USAGE;
 
     int failed = 0;
     double slow_flops = INFINITY, slow_s = 0.0;
@@ -481,7 +497,12 @@ int main(int argc, char **argv)
 
     if (!D.have_device) {
         /* Still answer what needs no GPU: does the rung refuse this shape? */
-        if (!D.opt.sweep && !D.opt.ceilings) {
+        if (D.opt.sweep) {
+            int n;
+            sweep_item *items = sweep_read(&D, &n);
+            if (!items) return EXIT_USAGE;
+            free(items);
+        } else if (!D.opt.ceilings) {
             char why[512];
             if (D.r->unsupported(&D.opt.shape, &D.env, why, sizeof why)) {
                 printf("unsupported: %s\n", why);

@@ -78,6 +78,7 @@ typedef struct cli_opts {
     double check_budget;       /* multiply-adds the reference may spend per shape */
     double too_slow_s;         /* sweep: a run slower than this skips larger shapes */
     const char *variant, *csv, *load, *save, *sweep, *planner;
+    int no_time;               /* tests: run twice (check + same-bits), no timing */
     int list, probe, ceilings, quiet;
 } cli_opts;
 

@@ -1,0 +1,439 @@
+/* Rung 05: FlashAttention-2 (Dao, 2023, arXiv:2307.08691) on the tensor cores with mma.sync.
+ *
+ * What changed against rung 04 (FlashAttention-1 order, WMMA):
+ *   - The loops are flipped: a block owns one tile of Br query rows and streams every K/V tile
+ *     past it. O, m and l never leave registers until the end; O is normalized once and written
+ *     once (rung 04 read and wrote O, m and l in device memory on every K/V tile).
+ *   - The grid is (N/Br, Hq, B): the sequence dimension supplies parallelism, not only B*Hq.
+ *   - Warps split the Q tile, not the K/V tile: warp w owns rows [w*WR, (w+1)*WR) of the tile
+ *     and all Bc columns of its scores, so its softmax needs no other warp: the row max and sum
+ *     are 4-lane shuffles inside the warp (the 4 lanes of an mma quad hold one row).
+ *   - mma.sync m16n8k16 fed by ldmatrix; the scores S stay in the accumulator registers, are
+ *     exponentiated in place and re-packed as float16 into the A operand of P V (the C layout of
+ *     two adjacent n8 tiles is exactly the A layout of one k16 step: no shared-memory trip for P).
+ *   - exp2 with the scale folded in: p = 2^(s * scale * log2(e) - m), one FFMA + one EX2.
+ *
+ * The variants built from this one kernel template are the steps of the lesson:
+ *   05b  registers + mma.sync, loads synchronous (global -> registers -> shared), one buffer,
+ *        plain row-major shared tiles (ldmatrix on rows 2*d bytes apart: bank conflicts)
+ *   05c  + K/V streamed with cp.async, double-buffered (tile j+1 in flight while j computes),
+ *        + XOR-swizzled shared layout (16-byte chunk c of row r stored at c ^ (r % 8)): every
+ *        8-row ldmatrix phase touches 8 different chunks, i.e. all 32 banks once.
+ *   (05a, the flipped loop on WMMA with O in shared memory, is in fa2_wmma.cu.)
+ *
+ * Block: WARPS warps; Br = WARPS * WR rows; WR = 16 * MT. Shared memory (float16):
+ *   Q tile  Br x d           loaded once; each warp reads only its own rows (and later stages
+ *                            its output rows there)
+ *   K tile  Bc x d  x STAGES
+ *   V tile  Bc x d  x STAGES
+ * Causal: K/V tiles entirely above the diagonal are never loaded; only tiles that cross the
+ * diagonal (or the end of the keys) pay for per-element masks. Query tiles run in reverse order
+ * so that the longest causal rows start first. */
+#include <cuda_fp16.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include "../common/attn.h"
+#include "../common/check_cuda.h"
+#include "../common/mma.cuh"
+#include "fa2.h"
+
+#define LOG2E 1.4426950408889634f
+#define LN2 0.6931471805599453f
+
+/* 2^x with the hardware approximation (MUFU.EX2, about 2 ulp): exp2f without -use_fast_math adds
+ * range handling this kernel does not need. 2^-inf = 0. */
+static __device__ __forceinline__ float fast_exp2(float x)
+{
+    float y;
+    asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(x));
+    return y;
+}
+
+/* Offset (in halves) of element (row, col) of a tile with D halves per row. Columns come in
+ * 16-byte chunks of 8 halves; the swizzle permutes the chunks of a row by XOR with (row % 8). */
+template <int D, bool SWIZZLE>
+static __device__ __forceinline__ int tile_off(int row, int col)
+{
+    if (SWIZZLE) return row * D + ((((col >> 3) ^ row) & 7) | ((col >> 3) & ~7)) * 8 + (col & 7);
+    return row * D + col;
+}
+
+/* ROWS x D halves from global (row stride D) into a shared tile; rows >= valid_rows read as 0.
+ * Thread i copies 16-byte chunk i, i + THREADS, ...: consecutive threads take consecutive chunks
+ * of a row (coalesced), and step k moves every thread down by R = THREADS / (D/8) rows. The
+ * thread's row and chunk are computed once; each step is a constant offset, so the compiler
+ * needs no address registers per step (it hoisted and spilled them when each step computed its
+ * own). R is a multiple of 4, and the thread's own row % 8 is below 4 when R = 4, so the swizzle
+ * of row r0 + kR is the swizzle of r0 XOR a constant. */
+template <int D, int ROWS, int THREADS, bool ASYNC, bool SWIZZLE>
+static __device__ __forceinline__ void load_tile(__half *tile, const __half *src, int valid_rows)
+{
+    constexpr int CPR = D / 8;                 /* chunks per row */
+    constexpr int R = THREADS / CPR;           /* rows per step */
+    constexpr int STEPS = ROWS / R;
+    static_assert(THREADS % CPR == 0 && ROWS % R == 0 && (R % 8 == 0 || R == 4), "tile loader shape");
+    const int r0 = threadIdx.x / CPR, c0 = threadIdx.x % CPR;
+    const __half *g = src + (size_t)r0 * D + c0 * 8;
+    __half *s0 = tile + tile_off<D, SWIZZLE>(r0, c0 * 8);
+#pragma unroll
+    for (int k = 0; k < STEPS; k++) {
+        const bool valid = r0 + k * R < valid_rows;
+        /* row r0 + kR: same swizzle as r0 when R % 8 == 0; when R == 4 odd steps flip bit 2 */
+        __half *sdst = SWIZZLE && R == 4 && (k & 1)
+                           ? tile + tile_off<D, SWIZZLE>(r0 + k * R, c0 * 8)
+                           : s0 + k * R * D;
+        if (ASYNC) {
+            cp_async_16(smem_addr(sdst), g + (size_t)k * R * D, valid);   /* not read if !valid */
+        } else {
+            uint4 v = make_uint4(0, 0, 0, 0);
+            if (valid) v = *reinterpret_cast<const uint4 *>(g + (size_t)k * R * D);
+            *reinterpret_cast<uint4 *>(sdst) = v;
+        }
+    }
+}
+
+template <int D, int BR, int BC, int WARPS, bool ASYNC, bool SWIZZLE>
+__global__ void __launch_bounds__(WARPS * 32)
+fa2_kernel(const __half *__restrict__ Q, const __half *__restrict__ K, const __half *__restrict__ V,
+           __half *__restrict__ O, float *__restrict__ LSE, const int *__restrict__ seqlens_k,
+           int Hq, int Hkv, int N, int M, int causal, float scale_log2)
+{
+    constexpr int THREADS = WARPS * 32;
+    constexpr int WR = BR / WARPS;       /* rows per warp */
+    constexpr int MT = WR / 16;          /* m16 tiles per warp */
+    constexpr int NT = BC / 8;           /* n8 tiles of S per warp */
+    constexpr int DT = D / 8;            /* n8 tiles of O per warp */
+    constexpr int STAGES = ASYNC ? 2 : 1;
+    static_assert(WR % 16 == 0 && BC % 16 == 0 && D % 16 == 0 && D >= 64, "tile shape");
+
+    extern __shared__ __align__(128) unsigned char smem_raw[];
+    __half *sQ = reinterpret_cast<__half *>(smem_raw);
+    __half *sK = sQ + BR * D;                  /* STAGES tiles of BC x D */
+    __half *sV = sK + STAGES * BC * D;
+
+    const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+    const int g = lane / 4, t = lane % 4;
+    const int b = blockIdx.z, h = blockIdx.y;
+    const int q0 = (gridDim.x - 1 - blockIdx.x) * BR;    /* longest causal rows first */
+    const int kvh = h / (Hq / Hkv);
+    const int mk = seqlens_k ? seqlens_k[b] : M;
+    const int shift = mk - N;                            /* bottom-right causal alignment */
+
+    const __half *q_ptr = Q + (((size_t)b * Hq + h) * N + q0) * D;
+    const __half *k_ptr = K + ((size_t)b * Hkv + kvh) * (size_t)M * D;
+    const __half *v_ptr = V + ((size_t)b * Hkv + kvh) * (size_t)M * D;
+
+    /* Keys this tile needs: all mk, or under the causal mask up to its last row's diagonal. */
+    int kv_end = mk;
+    if (causal) kv_end = min(mk, max(0, q0 + BR + shift));
+    const int n_tiles = (kv_end + BC - 1) / BC;
+
+    load_tile<D, BR, THREADS, ASYNC, SWIZZLE>(sQ, q_ptr, N - q0);
+    if (n_tiles > 0) {
+        load_tile<D, BC, THREADS, ASYNC, SWIZZLE>(sK, k_ptr, kv_end);
+        load_tile<D, BC, THREADS, ASYNC, SWIZZLE>(sV, v_ptr, kv_end);
+    }
+    if (ASYNC) cp_async_commit();
+
+    float o[MT][DT][4];
+    float m_run[MT][2], l_run[MT][2];    /* per row g and g + 8 of each m16 tile; m in log2 units */
+#pragma unroll
+    for (int mt = 0; mt < MT; mt++) {
+#pragma unroll
+        for (int dt = 0; dt < DT; dt++) o[mt][dt][0] = o[mt][dt][1] = o[mt][dt][2] = o[mt][dt][3] = 0.0f;
+        m_run[mt][0] = m_run[mt][1] = -INFINITY;
+        l_run[mt][0] = l_run[mt][1] = 0.0f;
+    }
+    const int wrow0 = warp * WR;         /* first row of this warp inside the tile */
+
+    /* ldmatrix addresses. Each lane's address is a fixed base (its row, its chunk) plus, per
+     * unrolled step, a row offset (a multiple of 8 rows: leaves row % 8, hence the swizzle, alone)
+     * and a chunk offset whose bits are disjoint from the lane's own chunk bits, so that
+     * "chunk + offset" equals "chunk ^ offset" and commutes with the swizzle's XOR. With tiles
+     * aligned to 1024 bytes the whole step is one XOR on the byte address: no per-step address
+     * registers. (Without the swizzle the same XOR is a plain add on disjoint bits.) */
+    const uint32_t q_lane = smem_addr(sQ + tile_off<D, SWIZZLE>(wrow0 + (lane % 16), (lane / 16) * 8));
+    const uint32_t k_lane = smem_addr(sK + tile_off<D, SWIZZLE>((lane % 8) + (lane / 16) * 8, ((lane / 8) % 2) * 8));
+    const uint32_t v_lane = smem_addr(sV + tile_off<D, SWIZZLE>((lane % 8) + ((lane / 8) % 2) * 8, (lane / 16) * 8));
+
+    for (int j = 0; j < n_tiles; j++) {
+        const int k0 = j * BC;
+        const int stage = ASYNC ? (j & 1) : 0;
+        if (ASYNC) {
+            cp_async_wait<0>();
+            __syncthreads();      /* tile j visible to all; every warp is done with tile j - 1 */
+            if (j + 1 < n_tiles) {/* so its buffer can take tile j + 1 while we compute */
+                int nxt = (j + 1) & 1;
+                load_tile<D, BC, THREADS, ASYNC, SWIZZLE>(sK + nxt * BC * D, k_ptr + (size_t)(k0 + BC) * D, kv_end - k0 - BC);
+                load_tile<D, BC, THREADS, ASYNC, SWIZZLE>(sV + nxt * BC * D, v_ptr + (size_t)(k0 + BC) * D, kv_end - k0 - BC);
+            }
+            cp_async_commit();
+        } else {
+            if (j > 0) {
+                __syncthreads();  /* every warp is done with tile j - 1 */
+                load_tile<D, BC, THREADS, ASYNC, SWIZZLE>(sK, k_ptr + (size_t)k0 * D, kv_end - k0);
+                load_tile<D, BC, THREADS, ASYNC, SWIZZLE>(sV, v_ptr + (size_t)k0 * D, kv_end - k0);
+            }
+            __syncthreads();
+        }
+
+        /* ---- S = Q K^T for this warp's WR rows and the tile's BC keys ---- */
+        float s[MT][NT][4];
+#pragma unroll
+        for (int mt = 0; mt < MT; mt++)
+#pragma unroll
+            for (int nt = 0; nt < NT; nt++) s[mt][nt][0] = s[mt][nt][1] = s[mt][nt][2] = s[mt][nt][3] = 0.0f;
+#pragma unroll
+        for (int kk = 0; kk < D; kk += 16) {
+            uint32_t a[MT][4];
+#pragma unroll
+            for (int mt = 0; mt < MT; mt++)
+                ldmatrix_x4(a[mt], (q_lane + mt * 16 * D * 2) ^ ((kk / 8) * 16));
+#pragma unroll
+            for (int nt = 0; nt < NT; nt += 2) {
+                /* lanes 0-7: keys nt*8.. at d kk; 8-15: same keys at d kk+8; 16-31: keys
+                 * (nt+1)*8.. -- registers b0, b1 of n-tile nt, then b0, b1 of n-tile nt + 1 */
+                uint32_t bk[4];
+                ldmatrix_x4(bk, (k_lane + stage * BC * D * 2 + nt * 8 * D * 2) ^ ((kk / 8) * 16));
+#pragma unroll
+                for (int mt = 0; mt < MT; mt++) {
+                    mma_16816(s[mt][nt], a[mt], bk[0], bk[1]);
+                    mma_16816(s[mt][nt + 1], a[mt], bk[2], bk[3]);
+                }
+            }
+        }
+
+        /* ---- masks: only on tiles that cross the end of the keys or the causal diagonal ---- */
+        const bool tail = k0 + BC > mk;
+        const bool diag = causal && k0 + BC - 1 > q0 + shift;
+        if (tail || diag) {
+#pragma unroll
+            for (int mt = 0; mt < MT; mt++)
+#pragma unroll
+                for (int nt = 0; nt < NT; nt++)
+#pragma unroll
+                    for (int e = 0; e < 4; e++) {
+                        int row = q0 + wrow0 + mt * 16 + g + (e >= 2 ? 8 : 0);
+                        int key = k0 + nt * 8 + 2 * t + (e & 1);
+                        bool visible = key < mk && (!causal || key <= row + shift);
+                        if (!visible) s[mt][nt][e] = -INFINITY;
+                    }
+        }
+
+        /* ---- online softmax, in log2 units, per row (g and g + 8 of each m16 tile) ---- */
+#pragma unroll
+        for (int mt = 0; mt < MT; mt++) {
+#pragma unroll
+            for (int hi = 0; hi < 2; hi++) {
+                float mx = -INFINITY;
+#pragma unroll
+                for (int nt = 0; nt < NT; nt++) mx = fmaxf(mx, fmaxf(s[mt][nt][2 * hi], s[mt][nt][2 * hi + 1]));
+                mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 1));   /* the quad holds the row */
+                mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 2));
+                const float m_new = fmaxf(m_run[mt][hi], mx * scale_log2);
+                /* A row with no visible key yet keeps m = -inf: subtract 0 instead, so that
+                 * exp2(-inf - -inf) never makes a NaN; its p and alpha come out 0. */
+                const float m_use = m_new == -INFINITY ? 0.0f : m_new;
+                const float alpha = fast_exp2(m_run[mt][hi] - m_use);
+                m_run[mt][hi] = m_new;
+                float sum = 0.0f;
+#pragma unroll
+                for (int nt = 0; nt < NT; nt++) {
+                    float p0 = fast_exp2(fmaf(s[mt][nt][2 * hi], scale_log2, -m_use));
+                    float p1 = fast_exp2(fmaf(s[mt][nt][2 * hi + 1], scale_log2, -m_use));
+                    s[mt][nt][2 * hi] = p0;
+                    s[mt][nt][2 * hi + 1] = p1;
+                    sum += p0 + p1;
+                }
+                /* l stays a per-lane partial sum; the quad adds its parts once, at the end */
+                l_run[mt][hi] = l_run[mt][hi] * alpha + sum;
+#pragma unroll
+                for (int dt = 0; dt < DT; dt++) {
+                    o[mt][dt][2 * hi] *= alpha;
+                    o[mt][dt][2 * hi + 1] *= alpha;
+                }
+            }
+        }
+
+        /* ---- O += P V: P straight from the accumulators, re-packed as float16 A fragments ---- */
+#pragma unroll
+        for (int kk = 0; kk < BC; kk += 16) {
+            uint32_t a[MT][4];
+#pragma unroll
+            for (int mt = 0; mt < MT; mt++) {
+                a[mt][0] = pack_half2(s[mt][kk / 8][0], s[mt][kk / 8][1]);
+                a[mt][1] = pack_half2(s[mt][kk / 8][2], s[mt][kk / 8][3]);
+                a[mt][2] = pack_half2(s[mt][kk / 8 + 1][0], s[mt][kk / 8 + 1][1]);
+                a[mt][3] = pack_half2(s[mt][kk / 8 + 1][2], s[mt][kk / 8 + 1][3]);
+            }
+#pragma unroll
+            for (int dt = 0; dt < DT; dt += 2) {
+                /* V is [key][d] in shared memory; B wants pairs of keys per register: .trans.
+                 * lanes 0-7 keys kk..+7, 8-15 keys kk+8..+15 (d chunk dt), 16-31 the same at dt+1 */
+                uint32_t bv[4];
+                ldmatrix_x4_trans(bv, (v_lane + stage * BC * D * 2 + kk * D * 2) ^ (dt * 16));
+#pragma unroll
+                for (int mt = 0; mt < MT; mt++) {
+                    mma_16816(o[mt][dt], a[mt], bv[0], bv[1]);
+                    mma_16816(o[mt][dt + 1], a[mt], bv[2], bv[3]);
+                }
+            }
+        }
+    }
+
+    /* ---- normalize once, write O once (staged through this warp's own Q rows), write LSE ----
+     * The Q tile was loaded by all threads (possibly still in flight if no K/V tile ran): wait
+     * and sync before a warp overwrites its rows. */
+    if (ASYNC) cp_async_wait<0>();
+    __syncthreads();
+#pragma unroll
+    for (int mt = 0; mt < MT; mt++) {
+#pragma unroll
+        for (int hi = 0; hi < 2; hi++) {
+            float l = l_run[mt][hi];
+            l += __shfl_xor_sync(0xffffffffu, l, 1);
+            l += __shfl_xor_sync(0xffffffffu, l, 2);
+            const float inv = l > 0.0f ? 1.0f / l : 0.0f;
+            const int r = wrow0 + mt * 16 + g + hi * 8;
+#pragma unroll
+            for (int dt = 0; dt < DT; dt++) {
+                __half2 v = __floats2half2_rn(o[mt][dt][2 * hi] * inv, o[mt][dt][2 * hi + 1] * inv);
+                *reinterpret_cast<__half2 *>(sQ + tile_off<D, SWIZZLE>(r, dt * 8 + 2 * t)) = v;
+            }
+            if (t == 0 && q0 + r < N)
+                LSE[((size_t)b * Hq + h) * N + q0 + r] = l > 0.0f ? (m_run[mt][hi] + log2f(l)) * LN2 : -INFINITY;
+        }
+    }
+    __syncwarp();
+    /* 16-byte stores, a warp's rows at a time: consecutive lanes write consecutive chunks */
+#pragma unroll
+    for (int c = lane; c < WR * D / 8; c += 32) {
+        int r = wrow0 + c / (D / 8), col = (c % (D / 8)) * 8;
+        if (q0 + r < N)
+            *reinterpret_cast<uint4 *>(O + (((size_t)b * Hq + h) * N + q0 + r) * D + col) =
+                *reinterpret_cast<const uint4 *>(sQ + tile_off<D, SWIZZLE>(r, col));
+    }
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* Host side: the configurations (tile sizes per head dim) and the rung entries.               */
+
+typedef void (*fa2_kernel_fn)(const __half *, const __half *, const __half *, __half *, float *,
+                              const int *, int, int, int, int, int, float);
+
+typedef struct fa2_config {
+    int d, br, bc, warps;
+    int async, swizzle;
+    fa2_kernel_fn kernel;
+    size_t smem;
+} fa2_config;
+
+#define FA2_CFG(D, BR, BC, W, A, S)                                                         \
+    {D, BR, BC, W, A, S, fa2_kernel<D, BR, BC, W, A, S>,                                    \
+     (size_t)((BR) * (D) + ((A) ? 2 : 1) * 2 * (BC) * (D)) * sizeof(__half)}
+
+/* The first entry per (d, async, swizzle) is the default; the others are tuning candidates that
+ * FA2_CONFIG=<index> selects (tools/tune_05.sh measures them). */
+static const fa2_config fa2_configs[] = {
+    /* 05c: cp.async double buffer + swizzle */
+    FA2_CFG(64, 128, 64, 4, 1, 1),
+    FA2_CFG(128, 128, 64, 4, 1, 1),
+    FA2_CFG(256, 64, 64, 4, 1, 1),
+    /* 05b: synchronous loads, plain layout */
+    FA2_CFG(64, 128, 64, 4, 0, 0),
+    FA2_CFG(128, 128, 64, 4, 0, 0),
+    FA2_CFG(256, 64, 64, 4, 0, 0),
+    /* tuning candidates (05c machinery) */
+    FA2_CFG(64, 128, 128, 4, 1, 1),
+    FA2_CFG(64, 64, 64, 4, 1, 1),
+    FA2_CFG(64, 128, 64, 8, 1, 1),
+    FA2_CFG(128, 128, 32, 4, 1, 1),
+    FA2_CFG(128, 64, 64, 4, 1, 1),
+    FA2_CFG(128, 128, 64, 8, 1, 1),
+    FA2_CFG(128, 64, 32, 4, 1, 1),
+    /* ablations: one of the two 05c changes alone */
+    FA2_CFG(64, 128, 64, 4, 1, 0),
+    FA2_CFG(128, 128, 64, 4, 1, 0),
+    FA2_CFG(64, 128, 64, 4, 0, 1),
+    FA2_CFG(128, 128, 64, 4, 0, 1),
+};
+#define FA2_NCONFIGS ((int)(sizeof fa2_configs / sizeof fa2_configs[0]))
+
+/* The configuration for this head dim and variant: FA2_CONFIG=<index> overrides (tuning only). */
+static const fa2_config *fa2_pick(int d, int async, int swizzle)
+{
+    const char *env = getenv("FA2_CONFIG");
+    if (env && *env) {
+        int i = atoi(env);
+        if (i >= 0 && i < FA2_NCONFIGS && fa2_configs[i].d == d) return &fa2_configs[i];
+    }
+    for (int i = 0; i < FA2_NCONFIGS; i++)
+        if (fa2_configs[i].d == d && fa2_configs[i].async == async && fa2_configs[i].swizzle == swizzle)
+            return &fa2_configs[i];
+    return NULL;
+}
+
+static int fa2_unsupported_common(const attn_shape *s, const attn_env *env, int async, int swizzle,
+                                  char *why, size_t n)
+{
+    if (s->dtype != ATTN_F16) {
+        snprintf(why, n, "rung 05 is written for float16 storage");
+        return 1;
+    }
+    const fa2_config *c = fa2_pick(s->d, async, swizzle);
+    if (!c) {
+        snprintf(why, n, "rung 05 is built for d = 64, 128 and 256 (d = %d)", s->d);
+        return 1;
+    }
+    if (c->smem > env->smem_per_block_optin) {
+        snprintf(why, n, "d = %d needs %zu KB of shared memory per block; this GPU allows %zu KB",
+                 s->d, c->smem / 1024, env->smem_per_block_optin / 1024);
+        return 1;
+    }
+    if (env->cc_major < 8) {
+        snprintf(why, n, "mma.sync m16n8k16, ldmatrix and cp.async need compute capability 8.0+");
+        return 1;
+    }
+    return 0;
+}
+
+static size_t fa2_workspace(const attn_shape *s, const attn_env *env)
+{
+    (void)s; (void)env;
+    return 0;   /* O, m and l live in registers */
+}
+
+const char *fa2_launch(const attn_args *a, cudaStream_t st, int async, int swizzle)
+{
+    const attn_shape *s = &a->shape;
+    const fa2_config *c = fa2_pick(s->d, async, swizzle);
+    if (!c) return "no configuration for this head dim";
+    RUNG_CUDA(cudaFuncSetAttribute(c->kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)c->smem));
+    dim3 grid((s->N + c->br - 1) / c->br, s->Hq, s->B);
+    c->kernel<<<grid, c->warps * 32, c->smem, st>>>(
+        (const __half *)a->q, (const __half *)a->k, (const __half *)a->v, (__half *)a->o, a->lse,
+        a->seqlens_k, s->Hq, s->Hkv, s->N, s->M, s->causal, s->scale * LOG2E);
+    RUNG_LAUNCHED(fa2_kernel);
+    return NULL;
+}
+
+static int unsupported_05b(const attn_shape *s, const attn_env *e, char *w, size_t n) { return fa2_unsupported_common(s, e, 0, 0, w, n); }
+static int unsupported_05c(const attn_shape *s, const attn_env *e, char *w, size_t n) { return fa2_unsupported_common(s, e, 1, 1, w, n); }
+static const char *run_05b(const attn_args *a, cudaStream_t st) { return fa2_launch(a, st, 0, 0); }
+static const char *run_05c(const attn_args *a, cudaStream_t st) { return fa2_launch(a, st, 1, 1); }
+
+static const rung rung_05b = {
+    "05b", "fa2 mma.sync, registers",
+    "Q outer; O, m, l in registers; mma.sync + ldmatrix; P re-packed in registers; sync loads",
+    unsupported_05b, fa2_workspace, run_05b,
+};
+
+static const rung rung_05c = {
+    "05c", "fa2 + cp.async + swizzle",
+    "05b + K/V double-buffered with cp.async + XOR-swizzled shared tiles (the final rung 05)",
+    unsupported_05c, fa2_workspace, run_05c,
+};
+
+/* 05c, the final kernel, is the rung's default; the ladder runs all three. */
+extern "C" const rung *const rung_variants[] = {&rung_05c, &rung_05a, &rung_05b, NULL};

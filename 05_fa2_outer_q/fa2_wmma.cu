@@ -1,0 +1,216 @@
+/* Rung 05, step a: the FlashAttention-2 loop order, still on WMMA.
+ *
+ * The one change against rung 04 is the loop order: a block owns Br = 64 query rows and streams
+ * every K/V tile past them, so O and {m, l} stay on chip for the whole K/V loop and are written to
+ * device memory once (rung 04 read and wrote them on every K/V tile), and the grid spans
+ * (N/Br, Hq, B) instead of B*Hq. Warps split the Q tile: warp w owns rows [16w, 16w + 16) of S, P
+ * and O, so the softmax of its rows needs no other warp (only __syncwarp).
+ *
+ * What stays as in rung 04: WMMA fragments are opaque (their element-to-lane mapping is not
+ * specified), so the scores go through shared memory to be read row by row, P is written back
+ * to shared memory as float16 for the second product, and O must live in shared memory (float32)
+ * to be rescaled by exp(m_old - m_new) row by row. Loads are synchronous. Step b (fa2.cu) moves
+ * S, P and O into registers with mma.sync, whose fragment layout is documented.
+ *
+ * Grid (ceil(N/64), Hq, B); block 128 threads (4 warps). Shared memory, padded rows (+8 halves,
+ * +4 floats) so that WMMA's row accesses spread over the banks:
+ *   sQ [64][d+8] f16, sK [64][d+8] f16, sV [64][d+8] f16, sS [64][68] f32, sP [64][72] f16,
+ *   sO [64][d+4] f32, m[64], l[64] f32.                       (113 KB at d = 128) */
+#include <cuda_fp16.h>
+#include <mma.h>
+#include <math.h>
+#include <stdio.h>
+#include "../common/attn.h"
+#include "../common/check_cuda.h"
+#include "../common/reduce.cuh"
+#include "fa2.h"
+
+using namespace nvcuda;
+
+#define WB_R 64          /* Br */
+#define WB_C 64          /* Bc */
+#define W_WARPS 4
+#define W_THREADS (W_WARPS * 32)
+
+template <int D>
+struct wmma_smem {
+    static constexpr int QLD = D + 8, SLD = WB_C + 4, PLD = WB_C + 8, OLD = D + 4;
+    static constexpr size_t bytes = (size_t)(3 * 64 * QLD) * 2 + (size_t)64 * SLD * 4 + (size_t)64 * PLD * 2 +
+                                    (size_t)64 * OLD * 4 + 2 * 64 * 4;
+};
+
+/* rows x D halves from global (row stride D) to shared (row stride LD); rows >= valid read 0. */
+template <int D, int LD>
+static __device__ __forceinline__ void load_rows(__half *dst, const __half *src, int valid)
+{
+    for (int c = threadIdx.x; c < 64 * D / 8; c += W_THREADS) {
+        int r = c / (D / 8), col = (c % (D / 8)) * 8;
+        uint4 v = make_uint4(0, 0, 0, 0);
+        if (r < valid) v = *reinterpret_cast<const uint4 *>(src + (size_t)r * D + col);
+        *reinterpret_cast<uint4 *>(dst + r * LD + col) = v;
+    }
+}
+
+template <int D>
+__global__ void __launch_bounds__(W_THREADS)
+fa2_wmma_kernel(const __half *__restrict__ Q, const __half *__restrict__ K, const __half *__restrict__ V,
+                __half *__restrict__ O, float *__restrict__ LSE, const int *__restrict__ seqlens_k,
+                int Hq, int Hkv, int N, int M, int causal, float scale)
+{
+    typedef wmma_smem<D> L;
+    extern __shared__ __align__(128) unsigned char smem_raw[];
+    __half *sQ = reinterpret_cast<__half *>(smem_raw);
+    __half *sK = sQ + 64 * L::QLD;
+    __half *sV = sK + 64 * L::QLD;
+    float *sS = reinterpret_cast<float *>(sV + 64 * L::QLD);
+    __half *sP = reinterpret_cast<__half *>(sS + 64 * L::SLD);
+    float *sO = reinterpret_cast<float *>(sP + 64 * L::PLD);
+    float *sm = sO + 64 * L::OLD, *sl = sm + 64;
+
+    const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+    const int b = blockIdx.z, h = blockIdx.y;
+    const int q0 = (gridDim.x - 1 - blockIdx.x) * WB_R;
+    const int kvh = h / (Hq / Hkv);
+    const int mk = seqlens_k ? seqlens_k[b] : M;
+    const int shift = mk - N;
+    const __half *k_ptr = K + ((size_t)b * Hkv + kvh) * (size_t)M * D;
+    const __half *v_ptr = V + ((size_t)b * Hkv + kvh) * (size_t)M * D;
+    int kv_end = causal ? min(mk, max(0, q0 + WB_R + shift)) : mk;
+
+    load_rows<D, L::QLD>(sQ, Q + (((size_t)b * Hq + h) * N + q0) * D, N - q0);
+    for (int i = threadIdx.x; i < 64 * L::OLD; i += W_THREADS) sO[i] = 0.0f;
+    if (threadIdx.x < 64) { sm[threadIdx.x] = -INFINITY; sl[threadIdx.x] = 0.0f; }
+    __syncthreads();                   /* rows are initialized by other warps than their owners */
+
+    const int r0 = warp * 16;          /* this warp's rows of the tile */
+    for (int k0 = 0; k0 < kv_end; k0 += WB_C) {
+        __syncthreads();               /* every warp is done with the previous K/V tile */
+        load_rows<D, L::QLD>(sK, k_ptr + (size_t)k0 * D, kv_end - k0);
+        load_rows<D, L::QLD>(sV, v_ptr + (size_t)k0 * D, kv_end - k0);
+        __syncthreads();
+
+        /* S (16 x 64 per warp) = Q K^T on the tensor cores; K row-major is K^T column-major */
+        wmma::fragment<wmma::accumulator, 16, 16, 16, float> acc[4];
+        for (int n = 0; n < 4; n++) wmma::fill_fragment(acc[n], 0.0f);
+        for (int kk = 0; kk < D; kk += 16) {
+            wmma::fragment<wmma::matrix_a, 16, 16, 16, __half, wmma::row_major> fa;
+            wmma::load_matrix_sync(fa, sQ + r0 * L::QLD + kk, L::QLD);
+            for (int n = 0; n < 4; n++) {
+                wmma::fragment<wmma::matrix_b, 16, 16, 16, __half, wmma::col_major> fb;
+                wmma::load_matrix_sync(fb, sK + n * 16 * L::QLD + kk, L::QLD);
+                wmma::mma_sync(acc[n], fa, fb, acc[n]);
+            }
+        }
+        for (int n = 0; n < 4; n++)
+            wmma::store_matrix_sync(sS + r0 * L::SLD + n * 16, acc[n], L::SLD, wmma::mem_row_major);
+        __syncwarp();
+
+        /* online softmax of the warp's 16 rows: each lane holds 2 of the 64 scores of a row */
+        for (int rr = 0; rr < 16; rr++) {
+            const int r = r0 + rr, row = q0 + r;
+            float x[2];
+            for (int e = 0; e < 2; e++) {
+                int c = lane + 32 * e, key = k0 + c;
+                bool visible = key < mk && (!causal || key <= row + shift);
+                x[e] = visible ? sS[r * L::SLD + c] * scale : -INFINITY;
+            }
+            const float m_old = sm[r];
+            const float m_new = fmaxf(m_old, warp_max(fmaxf(x[0], x[1])));
+            const float m_use = m_new == -INFINITY ? 0.0f : m_new;   /* no key yet: no NaN */
+            float p0 = expf(x[0] - m_use), p1 = expf(x[1] - m_use);
+            sP[r * L::PLD + lane] = __float2half_rn(p0);
+            sP[r * L::PLD + lane + 32] = __float2half_rn(p1);
+            const float alpha = expf(m_old - m_use);
+            const float psum = warp_sum(p0 + p1);
+            for (int c = lane; c < D; c += 32) sO[r * L::OLD + c] *= alpha;
+            __syncwarp();
+            if (lane == 0) { sm[r] = m_new; sl[r] = sl[r] * alpha + psum; }
+        }
+        __syncwarp();
+
+        /* O (16 x D per warp) += P V, the accumulator read from and written back to shared memory */
+        for (int n = 0; n < D; n += 16) {
+            wmma::fragment<wmma::accumulator, 16, 16, 16, float> o;
+            wmma::load_matrix_sync(o, sO + r0 * L::OLD + n, L::OLD, wmma::mem_row_major);
+            for (int kk = 0; kk < WB_C; kk += 16) {
+                wmma::fragment<wmma::matrix_a, 16, 16, 16, __half, wmma::row_major> fa;
+                wmma::fragment<wmma::matrix_b, 16, 16, 16, __half, wmma::row_major> fb;
+                wmma::load_matrix_sync(fa, sP + r0 * L::PLD + kk, L::PLD);
+                wmma::load_matrix_sync(fb, sV + kk * L::QLD + n, L::QLD);
+                wmma::mma_sync(o, fa, fb, o);
+            }
+            wmma::store_matrix_sync(sO + r0 * L::OLD + n, o, L::OLD, wmma::mem_row_major);
+        }
+        __syncwarp();
+    }
+
+    /* normalize once and write O and LSE once; a row that saw no key has l = 0: O = 0, -inf */
+    __syncwarp();
+    for (int rr = 0; rr < 16; rr++) {
+        const int r = r0 + rr, row = q0 + r;
+        if (row >= N) break;
+        const float l = sl[r], inv = l > 0.0f ? 1.0f / l : 0.0f;
+        __half *orow = O + (((size_t)b * Hq + h) * N + row) * D;
+        for (int c = 2 * lane; c < D; c += 64)
+            *reinterpret_cast<__half2 *>(orow + c) =
+                __floats2half2_rn(sO[r * L::OLD + c] * inv, sO[r * L::OLD + c + 1] * inv);
+        if (lane == 0) LSE[((size_t)b * Hq + h) * N + row] = l > 0.0f ? sm[r] + logf(l) : -INFINITY;
+    }
+}
+
+typedef void (*wmma_fn)(const __half *, const __half *, const __half *, __half *, float *, const int *,
+                        int, int, int, int, int, float);
+
+static int wmma_pick(int d, wmma_fn *fn, size_t *smem)
+{
+    switch (d) {
+    case 64: *fn = fa2_wmma_kernel<64>; *smem = wmma_smem<64>::bytes; return 1;
+    case 128: *fn = fa2_wmma_kernel<128>; *smem = wmma_smem<128>::bytes; return 1;
+    case 256: *fn = fa2_wmma_kernel<256>; *smem = wmma_smem<256>::bytes; return 1;
+    default: return 0;
+    }
+}
+
+static int unsupported_05a(const attn_shape *s, const attn_env *env, char *why, size_t n)
+{
+    wmma_fn fn;
+    size_t smem;
+    if (s->dtype != ATTN_F16) { snprintf(why, n, "rung 05 is written for float16 storage"); return 1; }
+    if (!wmma_pick(s->d, &fn, &smem)) {
+        snprintf(why, n, "rung 05 is built for d = 64, 128 and 256 (d = %d)", s->d);
+        return 1;
+    }
+    if (smem > env->smem_per_block_optin) {
+        snprintf(why, n, "d = %d needs %zu KB of shared memory per block; this GPU allows %zu KB",
+                 s->d, smem / 1024, env->smem_per_block_optin / 1024);
+        return 1;
+    }
+    return 0;
+}
+
+static size_t workspace_05a(const attn_shape *s, const attn_env *env)
+{
+    (void)s; (void)env;
+    return 0;
+}
+
+static const char *run_05a(const attn_args *a, cudaStream_t st)
+{
+    const attn_shape *s = &a->shape;
+    wmma_fn fn;
+    size_t smem;
+    if (!wmma_pick(s->d, &fn, &smem)) return "no 05a kernel for this head dim";
+    RUNG_CUDA(cudaFuncSetAttribute(fn, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
+    dim3 grid((s->N + WB_R - 1) / WB_R, s->Hq, s->B);
+    fn<<<grid, W_THREADS, smem, st>>>((const __half *)a->q, (const __half *)a->k, (const __half *)a->v,
+                                      (__half *)a->o, a->lse, a->seqlens_k, s->Hq, s->Hkv, s->N, s->M,
+                                      s->causal, s->scale);
+    RUNG_LAUNCHED(fa2_wmma_kernel);
+    return NULL;
+}
+
+extern "C" const rung rung_05a = {
+    "05a", "fa2 loop order, WMMA",
+    "Q outer (grid N/Br x Hq x B), O and {m, l} on chip and written once; still WMMA, S/P/O via shared memory",
+    unsupported_05a, workspace_05a, run_05a,
+};

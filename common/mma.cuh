@@ -1,0 +1,76 @@
+/* Thin wrappers over the PTX instructions the tensor-core rungs (05, 06) are built from:
+ * ldmatrix (shared memory -> mma fragments), mma.sync m16n8k16 (float16 in, float32 accumulate),
+ * and cp.async (global -> shared without a trip through registers). Requires sm_80 or newer.
+ *
+ * Fragment layout of mma.sync.m16n8k16.row.col (PTX ISA, "Matrix Fragments for mma.m16n8k16"),
+ * for lane = 4 * g + t (g = lane / 4 in 0..7, t = lane % 4 in 0..3):
+ *   A (16 x 16, row-major), 4 registers of two halves each:
+ *       a0 = A[g][2t, 2t+1]    a1 = A[g+8][2t, 2t+1]    a2 = A[g][2t+8, +9]    a3 = A[g+8][2t+8, +9]
+ *   B (16 x 8, "col": B[k][n]), 2 registers:
+ *       b0 = B[2t, 2t+1][g]    b1 = B[2t+8, 2t+9][g]
+ *   C, D (16 x 8, float32), 4 registers:
+ *       c0, c1 = C[g][2t, 2t+1]                  c2, c3 = C[g+8][2t, 2t+1]
+ * ldmatrix.x4 loads four 8 x 8 matrices of 16-bit elements: lanes 8i..8i+7 give the addresses of
+ * the 8 rows of matrix i, and every lane receives, in register i, the two elements
+ * (row g, columns 2t, 2t+1) of matrix i -- or, with .trans, of its transpose. */
+#ifndef MMA_CUH
+#define MMA_CUH
+
+#include <cuda_fp16.h>
+#include <stdint.h>
+
+static __device__ __forceinline__ uint32_t smem_addr(const void *p)
+{
+    return (uint32_t)__cvta_generic_to_shared(p);
+}
+
+static __device__ __forceinline__ void ldmatrix_x4(uint32_t r[4], uint32_t addr)
+{
+    asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];\n"
+                 : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3]) : "r"(addr));
+}
+
+static __device__ __forceinline__ void ldmatrix_x4_trans(uint32_t r[4], uint32_t addr)
+{
+    asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0, %1, %2, %3}, [%4];\n"
+                 : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3]) : "r"(addr));
+}
+
+/* d = a * b + d, 16 x 8 x 16, float16 operands, float32 accumulators. */
+static __device__ __forceinline__ void mma_16816(float d[4], const uint32_t a[4], uint32_t b0, uint32_t b1)
+{
+    asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 "
+                 "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%0, %1, %2, %3};\n"
+                 : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
+}
+
+/* Two floats -> one register of two halves (the lower column in the low half). */
+static __device__ __forceinline__ uint32_t pack_half2(float lo, float hi)
+{
+    __half2 h = __floats2half2_rn(lo, hi);
+    return *reinterpret_cast<uint32_t *>(&h);
+}
+
+/* 16 bytes global -> shared, asynchronously. With valid == false nothing is read and the 16 bytes
+ * are zero-filled (src-size 0): this is how tail tiles are padded without a branch per element.
+ * .cg caches in L2 only: the tile is used once per block, from shared memory. */
+static __device__ __forceinline__ void cp_async_16(uint32_t dst, const void *src, bool valid)
+{
+    int bytes = valid ? 16 : 0;
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" :: "r"(dst), "l"(src), "r"(bytes));
+}
+
+static __device__ __forceinline__ void cp_async_commit(void)
+{
+    asm volatile("cp.async.commit_group;\n" ::);
+}
+
+/* Wait until at most n groups committed by this thread are still in flight. */
+template <int n>
+static __device__ __forceinline__ void cp_async_wait(void)
+{
+    asm volatile("cp.async.wait_group %0;\n" :: "n"(n));
+}
+
+#endif

@@ -1,0 +1,52 @@
+#!/usr/bin/env bash
+# Bad arguments get one clear line naming the argument, and a non-zero exit, before any GPU work.
+# Prints "ok <name>" or "FAIL <name>: <why>" per case.  Usage: tests/cli.sh build/bin
+set -u
+bin=${1:-build/bin}
+base=$bin/00_baseline
+
+expect() {  # expect <name> <exit code> <text the message must contain> -- <command...>
+  local name=$1 want_rc=$2 want_text=$3; shift 4
+  local out rc
+  out=$("$@" 2>&1); rc=$?
+  if [ "$rc" -ne "$want_rc" ]; then
+    echo "FAIL $name: exit $rc, expected $want_rc ($out)"
+  elif ! printf '%s' "$out" | grep -qF -- "$want_text"; then
+    echo "FAIL $name: message '$out' lacks '$want_text'"
+  elif [ "$(printf '%s\n' "$out" | wc -l)" -gt 2 ]; then
+    echo "FAIL $name: more than one line of complaint: $out"
+  else
+    echo "ok $name"
+  fi
+}
+
+expect "size zero"            2 "--n: 0 is out of range"     -- "$base" --n 0
+expect "negative size"        2 "--b: -3 is out of range"    -- "$base" --b -3
+expect "not a number"         2 "--m: expected an integer"   -- "$base" --m 12x
+expect "Hq not multiple"      2 "Hq must be a multiple of Hkv" -- "$base" --hq 6 --hkv 4
+expect "unknown flag"         2 "unknown argument '--bogus'" -- "$base" --bogus
+expect "missing value"        2 "--csv: expected a value"    -- "$base" --csv
+expect "head dim too big"     2 "--d: 4096 is out of range"  -- "$base" --d 4096
+expect "bad dtype"            2 "--dtype: expected f16 or bf16" -- "$base" --dtype fp8
+expect "bad inputs mode"      2 "--inputs: expected normal or outlier" -- "$base" --inputs zeros
+expect "seqlens count"        2 "--seqlens: 2 lengths given for --b 3" -- "$base" --b 3 --seqlens 4,5
+expect "seqlen beyond M"      2 "each must be in 1..M"       -- "$base" --b 1 --m 100 --seqlens 101
+expect "bad seqlen dist"      2 "--seqlen-dist: expected"    -- "$base" --seqlen-dist zipf
+expect "unknown variant"      2 "--variant zz: this rung has" -- "$base" --variant zz
+expect "bad sweep line"       2 "expected B Hq Hkv N M d causal" -- "$base" --sweep tests/data/bad_sweep.txt
+
+# A head dim a rung does not support: refused with "unsupported: <reason>", exit 3, even with no GPU.
+for b in "$bin"/0[0-9]_*; do
+  out=$("$b" --d 24 --n 64 2>&1); rc=$?
+  case $rc in
+    3) printf '%s' "$out" | grep -q '^unsupported: ' && echo "ok $(basename "$b") refuses d=24 with a reason" \
+         || echo "FAIL $(basename "$b") d=24: exit 3 without 'unsupported: <reason>' ($out)";;
+    0|1|4) echo "ok $(basename "$b") accepts d=24";;
+    *) echo "FAIL $(basename "$b") d=24: exit $rc ($out)";;
+  esac
+done
+
+# A shape too big for the device: needs the device to know its free memory.
+if [ "$("$base" --probe)" != none ]; then
+  expect "too big for device"  2 "GiB free" -- "$base" --b 64 --h 64 --n 65536 --d 128 --no-check
+fi

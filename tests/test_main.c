@@ -1,0 +1,48 @@
+/* Runs every CPU test table; exit status 1 if any test failed. */
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+#include "test.h"
+
+extern const test_case TESTS_md[], TESTS_ref[], TESTS_cli[], TESTS_npy[], TESTS_half[],
+    TESTS_check[];
+
+static const test_case *const groups[] = {TESTS_half, TESTS_md, TESTS_ref, TESTS_cli, TESTS_npy,
+                                          TESTS_check, NULL};
+
+static int failed_now;
+static char first_failure[512];
+
+void test_fail(const char *file, int line, const char *fmt, ...)
+{
+    if (!failed_now) {
+        int k = snprintf(first_failure, sizeof first_failure, "%s:%d: ", file, line);
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(first_failure + k, sizeof first_failure - k, fmt, ap);
+        va_end(ap);
+    }
+    failed_now++;
+}
+
+int main(void)
+{
+    int passed = 0, failed = 0;
+    for (int g = 0; groups[g]; g++) {
+        for (const test_case *t = groups[g]; t->name; t++) {
+            failed_now = 0;
+            first_failure[0] = 0;
+            t->fn();
+            if (failed_now) {
+                printf("FAIL %s: %s%s\n", t->name, first_failure,
+                       failed_now > 1 ? " (and more)" : "");
+                failed++;
+            } else {
+                printf("ok %s\n", t->name);
+                passed++;
+            }
+        }
+    }
+    printf("cpu tests: %d passed, %d failed\n", passed, failed);
+    return failed ? 1 : 0;
+}

@@ -1,0 +1,54 @@
+#!/usr/bin/env bash
+# make ladder: every rung (and variant) over the sweeps, on the GPU, into results/<gpu>-<sweep>.csv.
+# Each CSV starts with the two ceilings (copy bandwidth, cuBLAS GEMM) measured in the same run.
+#
+#   SWEEPS="prefill decode article"  which sweeps/<name>.txt to run (default: all three)
+#   RUNGS="05 06"                    re-measure only these rungs; their old rows are replaced and
+#                                    the other rows (and ceilings) kept, with a '# rerun' line
+#   --if-device                      (used by make) say "no CUDA device" and succeed without one
+set -u
+cd "$(dirname "$0")/.."
+BIN=build/bin
+probe=$("$BIN/00_baseline" --probe 2>/dev/null || echo none)
+if [ "$probe" = none ]; then
+  if [ "${1:-}" = --if-device ]; then
+    echo "no CUDA device found: skipping the ladder; the plots are drawn from the committed results/"
+    exit 0
+  fi
+  echo "make ladder needs a CUDA device; none was found" >&2
+  exit 1
+fi
+gpu=${probe%% *}
+sweeps=${SWEEPS:-prefill decode article}
+export ATTN_COMMIT=${ATTN_COMMIT:-$(git rev-parse --short=12 HEAD 2>/dev/null || echo unknown)$(git diff --quiet HEAD -- 2>/dev/null || echo -dirty)}
+export ATTN_DRIVER=${ATTN_DRIVER:-$(nvidia-smi --query-gpu=driver_version --format=csv,noheader 2>/dev/null | head -n 1)}
+mkdir -p build/ladder results
+rc=0
+for sw in $sweeps; do
+  out=build/ladder/$gpu-$sw.csv
+  final=results/$gpu-$sw.csv
+  rm -f "$out"
+  if [ -n "${RUNGS:-}" ] && [ -f "$final" ]; then
+    # keep every row not being re-measured
+    pat=$(printf '%s\n' $RUNGS | sed 's/^/^/; s/$/[a-z]*,/' | paste -sd'|')
+    grep -Ev "$pat" "$final" > "$out"
+    echo "# rerun: rungs $RUNGS at commit $ATTN_COMMIT on $(date -u +%Y-%m-%dT%H:%M:%SZ)" >> "$out"
+  else
+    "$BIN/00_baseline" --ceilings --csv "$out" || rc=1
+  fi
+  for b in "$BIN"/0[0-9]_*; do
+    id=$(basename "$b" | cut -c1-2)
+    if [ -n "${RUNGS:-}" ] && ! printf '%s\n' $RUNGS | grep -qx "$id"; then continue; fi
+    for v in $("$b" --list | cut -f1); do
+      echo "== $v: sweeps/$sw.txt"
+      "$b" --variant "$v" --sweep "sweeps/$sw.txt" --csv "$out" ${LADDER_ARGS:-} || rc=1
+    done
+  done
+  if [ -z "${RUNGS:-}" ] && [ -x tools/peers.py ] && python3 -c 'import torch' 2>/dev/null; then
+    echo "== peers (PyTorch SDPA): sweeps/$sw.txt"
+    python3 tools/peers.py --sweep "sweeps/$sw.txt" --csv "$out" || echo "peers failed (optional; rows left out)"
+  fi
+  cp "$out" "$final"
+  echo "wrote $final"
+done
+exit $rc

@@ -1,0 +1,458 @@
+#!/usr/bin/env bash
+# make plots: results/<gpu>-<sweep>.csv -> plots/<gpu>-*.png.
+# awk filters and joins the CSVs into small .dat files (and the per-panel settings, as gnuplot
+# lines) under build/plots/<gpu>/; the plots/*.gp scripts draw them. No Python anywhere.
+#
+#   <gpu>-progression.png     speedup over rung 00, one bar per rung: prefill and decode
+#   <gpu>-prefill-tflops.png  TFLOP/s against N, per head dim, causal and not
+#   <gpu>-workspace.png       device memory beyond inputs and outputs, against N
+#   <gpu>-decode-bandwidth.png  decode GB/s as a share of the copy ceiling, against M
+#   <gpu>-article.png         ms per rung on the seed article's four shapes (if that CSV exists)
+#
+#   RESULTS_DIR=results   where the CSVs are          PLOTS_OUT=plots   where the PNGs go
+#   ATTN_NO_INSTALL=1     never try to apt-get install a missing gnuplot
+set -u
+caller=$PWD
+cd "$(dirname "$0")/.." || exit 1
+here() { case $1 in /*) printf '%s' "$1" ;; *) printf '%s/%s' "$caller" "$1" ;; esac; }
+RES=results;  [ -n "${RESULTS_DIR:-}" ] && RES=$(here "$RESULTS_DIR")
+OUT=plots;    [ -n "${PLOTS_OUT:-}" ] && OUT=$(here "$PLOTS_OUT")
+RES=${RES%/} OUT=${OUT%/}
+WORK=build/plots
+
+# ---- what is there to plot ------------------------------------------------------------------
+shopt -s nullglob
+all=("$RES"/*.csv)
+if [ ${#all[@]} -eq 0 ]; then
+  echo "no $RES/*.csv yet: nothing to plot"
+  exit 0
+fi
+gpus=()
+for f in "$RES"/*-prefill.csv "$RES"/*-decode.csv "$RES"/*-article.csv; do
+  g=$(basename "$f"); g=${g%-*}
+  case " ${gpus[*]-} " in *" $g "*) ;; *) gpus+=("$g") ;; esac
+done
+if [ ${#gpus[@]} -eq 0 ]; then
+  echo "no $RES/<gpu>-{prefill,decode,article}.csv yet: nothing to plot"
+  exit 0
+fi
+
+# ---- gnuplot --------------------------------------------------------------------------------
+if ! command -v gnuplot >/dev/null 2>&1; then
+  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1 && [ -z "${ATTN_NO_INSTALL:-}" ]; then
+    echo "gnuplot not found: installing gnuplot-nox with apt-get"
+    { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq gnuplot-nox; } >/dev/null 2>&1
+  fi
+  if ! command -v gnuplot >/dev/null 2>&1; then
+    echo "gnuplot not found: install it (e.g. apt-get install gnuplot-nox) to draw plots/*.png"
+    exit 1
+  fi
+fi
+if gnuplot -e 'set terminal' 2>&1 | grep -qw pngcairo; then term=pngcairo
+elif gnuplot -e 'set terminal' 2>&1 | grep -qw png; then term=png
+  export GDFONTPATH=${GDFONTPATH:-/usr/share/fonts/truetype/dejavu}
+else
+  echo "this gnuplot has no png terminal: install gnuplot-nox (or gnuplot-qt) to draw plots/*.png"
+  exit 1
+fi
+mkdir -p "$OUT" "$WORK" || exit 1
+
+# ---- the awk shared by every table below ----------------------------------------------------
+# Columns are found by name from the header line; '#' lines are metadata; a row is one shape of
+# one rung, peer or ceiling. Only status "ok" rows have numbers.
+read -r -d '' AWK_LIB <<'EOF'
+BEGIN {
+  FS = ","
+  n = split("rung B Hq Hkv N M d causal dtype status ms_median ms_min ms_max tflops gbps rel_err max_abs_err lse_err workspace_bytes device commit extra", h, " ")
+  for (i = 1; i <= n; i++) C[h[i]] = i
+  if (NAMES != "") while ((getline line < NAMES) > 0) { k = line; sub(/ .*/, "", k); RNAME[k] = line }
+}
+{ sub(/\r$/, "") }
+/^#/ { next }
+$1 == "rung" { for (i = 1; i <= NF; i++) C[$i] = i; next }
+NF < 10 || $1 == "" { next }
+function f(k) { return (k in C) ? $(C[k]) : "" }
+function ok() { return f("status") == "ok" }
+function kind(id) { return id ~ /^ceiling-/ ? "ceiling" : (id ~ /^[0-9][0-9][a-z]*$/ ? "rung" : "peer") }
+function short(st) { if (st == "") return "no row"; sub(/:.*/, "", st); return st }
+# rung ids in ladder order (05a 05b 05c before 05), then the peers by name
+function key(id) { return kind(id) == "rung" ? substr(id, 1, 2) "." (length(id) > 2 ? substr(id, 3) : "~") : "~" id }
+function sortids(s,   a, n, i, j, t, out) {
+  n = split(s, a, " ")
+  for (i = 2; i <= n; i++) { t = a[i]; for (j = i - 1; j >= 1 && key(a[j]) > key(t); j--) a[j + 1] = a[j]; a[j + 1] = t }
+  out = ""; for (i = 1; i <= n; i++) out = out (i > 1 ? " " : "") a[i]; return out
+}
+function sortnum(s,   a, n, i, j, t, out) {
+  n = split(s, a, " ")
+  for (i = 2; i <= n; i++) { t = a[i]; for (j = i - 1; j >= 1 && a[j] + 0 > t + 0; j--) a[j + 1] = a[j]; a[j + 1] = t }
+  out = ""; for (i = 1; i <= n; i++) out = out (i > 1 ? " " : "") a[i]; return out
+}
+function add(list, w) { return index(" " list " ", " " w " ") ? list : (list == "" ? w : list " " w) }
+function fmt(v) { return v >= 100 ? sprintf("%.0f", v) : v >= 10 ? sprintf("%.1f", v) : v >= 1 ? sprintf("%.2f", v) : sprintf("%.2g", v) }
+function fmtx(v) { return fmt(v) "x" }
+function floor_(x) { return x == int(x) ? x : (x < 0 ? int(x) - 1 : int(x)) }
+function log10(v) { return log(v) / log(10) }
+function dec_lo(v) { return 10 ^ floor_(log10(v) + 1e-9) }
+function dec_hi(v) { return 10 ^ -floor_(-log10(v) + 1e-9) }
+# "d=128 N=4096 causal=0": every named column equals its value
+function want(flt,   a, n, i, kv) { n = split(flt, a, " "); for (i = 1; i <= n; i++) { split(a[i], kv, "="); if (f(kv[1]) != kv[2]) return 0 } return 1 }
+function shape(   s) {
+  s = "B=" f("B") " " (f("Hq") == f("Hkv") ? "H=" f("Hq") : "Hq=" f("Hq") " Hkv=" f("Hkv"))
+  s = s " " (f("N") == f("M") ? "N=M=" f("N") : "N=" f("N") " M=" f("M")) " d=" f("d")
+  return s (f("causal") == 1 ? ", causal" : ", non-causal")
+}
+# a gnuplot string: no quotes inside; a "\\n" the caller adds becomes a line break
+function q(s) { gsub(/"/, "", s); return "\"" s "\"" }
+function sq(s) { gsub(/'/, "", s); return "'" s "'" }
+function labels(ids,   a, n, i, id, v) {
+  n = split(ids, a, " ")
+  for (i = 1; i <= n; i++) { id = a[i]; v = (id in RNAME) ? RNAME[id] : id; gsub(/-/, "_", id); print "lab_" id " = " q(v) > SET }
+}
+EOF
+
+# ---- 1. one panel of the progression: a bar per rung, speedup over rung 00 on one shape -----
+read -r -d '' AWK_PROGRESSION <<'EOF'
+{
+  id = $1; k = kind(id)
+  if (k == "ceiling") { if (id == CEIL && ok() && f(METRIC) + 0 > 0) CEILV = f(METRIC) + 0; next }
+  if (k == "rung") RUNGS = add(RUNGS, id); else PEERS = add(PEERS, id)
+  if (!want(FLT)) next
+  ST[id] = f("status")                                  # a later row (a rerun) wins
+  if (ok() && f(METRIC) + 0 > 0) V[id] = f(METRIC) + 0; else delete V[id]
+  if (SHAPE == "" || id == "00") SHAPE = shape()
+}
+function track(y) { if (y < lo) lo = y; if (y > hi) hi = y }
+END {
+  print "set title " q(PANEL ": " (SHAPE != "" ? SHAPE : FLT)) > SET
+  n = split(sortids(RUNGS), R, " ")
+  if (n == 0) {
+    print "HAVE = 0; set xrange [0:1]; set yrange [0:1]; set xtics (); set ytics ()" > SET
+    print "eval emptynote(" sq("no rung rows in " SRC) ")" > SET
+    exit
+  }
+  base = ("00" in V) ? V["00"] : 0
+  lo = 1e300; hi = 0
+  for (i = 1; i <= n; i++) if (R[i] in V) track(base ? V[R[i]] / base : V[R[i]])
+  np = split(sortids(PEERS), P, " ")
+  nr = 0
+  for (i = 1; i <= np; i++) if (P[i] in V) {
+    nr++; RID[nr] = P[i]; RY[nr] = base ? V[P[i]] / base : V[P[i]]
+    RT[nr] = P[i] " " (base ? fmtx(RY[nr]) " · " : "") fmt(V[P[i]]) " " UNIT
+  }
+  if (CEILV > 0) { nr++; RID[nr] = "ceiling"; RY[nr] = base ? CEILV / base : CEILV; RT[nr] = CEILNAME " " fmt(CEILV) " " UNIT }
+  for (i = 1; i <= nr; i++) track(RY[i])
+  if (hi == 0) { lo = 1; hi = 10 }
+  ylo = dec_lo(lo / 3)
+  yhi = 10 ^ (log10(hi) + 0.3 * (log10(hi) - log10(ylo)) + 0.15)
+  printf "set xrange [0.4:%d.6]; set yrange [%.6g:%.6g]\n", n, ylo, yhi > SET
+  printf "YLO = %.6g\n", ylo > SET
+  if (base) {
+    print "set ylabel " q("speedup over rung 00 (log scale)") "; set format y '%gx'" > SET
+  } else {
+    print "set ylabel " q(UNIT " (log; rung 00 has no ok row here, so no speedups)") "; set format y '%g'" > SET
+  }
+  tics = ""
+  for (i = 1; i <= n; i++) {
+    t = (R[i] in RNAME) ? RNAME[R[i]] : R[i]; sub(/ /, "\\n", t)
+    tics = tics (i > 1 ? ", " : "") q(t) " " i
+  }
+  print "set xtics (" tics ")" > SET
+  nb = 0
+  for (i = 1; i <= n; i++) {
+    if (R[i] in V) {
+      nb++
+      printf "%d %.6g %s %s %s\n", i, base ? V[R[i]] / base : V[R[i]], q(R[i]), \
+        q(base ? fmtx(V[R[i]] / base) : fmt(V[R[i]])), q(base ? fmt(V[R[i]]) " " UNIT : UNIT) > DAT
+    } else {
+      s = short(ST[R[i]]); if (s == "unsupported") s = "n/a\\nunsupported"
+      print "eval slotnote(" i ", " sq(s) ")" > SET
+    }
+  }
+  printf "HAVE = %d; BARS = %s\n", nb, q(DAT) > SET
+  if (nb == 0) print "eval emptynote(" sq("no rung has an ok row for this shape") ")" > SET
+  # reference lines, labelled in the right margin; labels pushed apart where lines are close
+  for (i = 1; i <= nr; i++) for (j = i + 1; j <= nr; j++) if (RY[j] < RY[i]) {
+    t = RY[i]; RY[i] = RY[j]; RY[j] = t; t = RID[i]; RID[i] = RID[j]; RID[j] = t; t = RT[i]; RT[i] = RT[j]; RT[j] = t }
+  gap = 0.07 * (log10(yhi) - log10(ylo)); prev = -1e300
+  for (i = 1; i <= nr; i++) {
+    ly = log10(RY[i]); if (ly < prev + gap) ly = prev + gap; prev = ly
+    printf "eval refline(%.6g, %s, %s, %.6g)\n", RY[i], sq(RID[i]), sq(RT[i]), 10 ^ ly > SET
+  }
+  miss = ""
+  for (i = 1; i <= np; i++) if (!(P[i] in V)) miss = miss (miss == "" ? "" : "\\n") P[i] ": " short(ST[P[i]])
+  if (miss != "") print "set label " q(miss) " at graph 1.01, graph 0.04 left tc rgb MUTED font font(9)" > SET
+}
+EOF
+
+# ---- 2-4. lines against N or M: one file per (panel, rung) -----------------------------------
+# PANELS: "filter|mode|title;..."; mode: tflops, pctcopy (gbps as % of ceiling-copy), ws, wsseq.
+read -r -d '' AWK_SERIES <<'EOF'
+BEGIN { NP = split(PANELS, PS, ";"); for (p = 1; p <= NP; p++) { split(PS[p], a, "|"); PF[p] = a[1]; PM[p] = a[2]; PT[p] = a[3] } }
+{
+  id = $1; k = kind(id)
+  if (k == "ceiling") {
+    if (id == "ceiling-copy" && ok() && f("gbps") + 0 > 0) COPY = f("gbps") + 0
+    if (id == "ceiling-gemm" && ok() && f("tflops") + 0 > 0) GEMM = f("tflops") + 0
+    next
+  }
+  for (p = 1; p <= NP; p++) {
+    if (!want(PF[p])) continue
+    m = PM[p]; x = f(XF) + 0; kk = p SUBSEP id SUBSEP x
+    if (m ~ /^ws/ && k == "peer") { PEERSKIP = add(PEERSKIP, id); continue }
+    X[p] = add(X[p], x); IDS[p] = add(IDS[p], id)
+    y = 0
+    if (m == "tflops" && ok()) y = f("tflops") + 0
+    if (m == "pctcopy" && ok()) y = f("gbps") + 0
+    if (m ~ /^ws/) {
+      y = f("workspace_bytes") + 0; if (m == "wsseq" && f("B") > 0) y = y / f("B")
+      if (y == 0 && ok()) ZERO[p, id] = 1
+      if (y > 0 && f("status") ~ /^unsupported: workspace/) BIG[kk] = 1
+      io = (2 * f("B") * f("Hq") * f("N") + 2 * f("B") * f("Hkv") * f("M")) * f("d") * 2 + 4 * f("B") * f("Hq") * f("N")
+      IO[p, x] = (m == "wsseq" && f("B") > 0) ? io / f("B") : io
+    }
+    if (y > 0) { Y[kk] = y; delete BAD[kk] } else { delete Y[kk]; if (!(m ~ /^ws/ && ok())) BAD[kk] = short(f("status")) }
+  }
+}
+END {
+  scale = 1; unit = UNIT
+  if (PM[1] == "pctcopy") { if (COPY > 0) scale = 100 / COPY; else unit = "GB/s" }
+  lo = 1e300; hi = 0
+  for (kk in Y) { Y[kk] = Y[kk] * scale; if (Y[kk] < lo) lo = Y[kk]; if (Y[kk] > hi) hi = Y[kk] }
+  if (PM[1] ~ /^ws/) for (kk in IO) { if (IO[kk] < lo) lo = IO[kk]; if (IO[kk] > hi) hi = IO[kk] }
+  ref = 0
+  if (PM[1] == "tflops" && GEMM > 0) { ref = GEMM; reftext = "cuBLAS GEMM ceiling " fmt(GEMM) " TFLOP/s" }
+  if (PM[1] == "pctcopy" && COPY > 0) { ref = 100; reftext = "copy ceiling = 100% (" fmt(COPY) " GB/s)" }
+  if (ref > hi) hi = ref; if (ref > 0 && ref < lo) lo = ref
+  if (hi == 0) { lo = 1; hi = 10 }
+  if (PM[1] ~ /^ws/) { ylo = 4 ^ floor_(log(lo) / log(4) + 1e-9); yhi = 4 ^ -floor_(-log(hi * 1.5) / log(4) + 1e-9) }
+  else { ylo = dec_lo(lo); yhi = dec_hi(hi * 1.6) }
+  legend = ""; notes = ""
+  for (p = 1; p <= NP; p++) {
+    S = DIR "/" NAME "-p" p ".gp"
+    print "set title " q(PT[p]) > S
+    nx = split(sortnum(X[p]), XS, " ")
+    if (nx == 0) {
+      print "HAVE = 0; SERIES = \"\"; set xrange [1:2]; set yrange [1:2]; set xtics (); set ytics ()" > S
+      print "eval emptynote('no rows for this panel')" > S
+      close(S); continue
+    }
+    tics = ""; for (i = 1; i <= nx; i++) tics = tics (i > 1 ? ", " : "") q(XS[i]) " " XS[i]
+    printf "set xrange [%.6g:%.6g]; set yrange [%.6g:%.6g]\n", XS[1] / 1.35, XS[nx] * 1.35, ylo, yhi > S
+    print "set xtics (" tics ")" > S
+    if (ref > 0) printf "eval inlineref(%.6g, 'ceiling', %s)\n", ref, sq(reftext) > S
+    n = split(sortids(IDS[p]), R, " "); ser = ""; pnote = ""
+    for (i = 1; i <= n; i++) {
+      id = R[i]; D = DIR "/" NAME "-p" p "-" id ".dat"; pts = 0; bad = ""; badst = ""
+      for (j = 1; j <= nx; j++) {
+        kk = p SUBSEP id SUBSEP XS[j]
+        if (kk in Y) {
+          printf "%s %.6g\n", XS[j], Y[kk] > D; pts++
+          if (kk in BIG) printf "eval pointnote(%s, %.6g, 'too big to run')\n", XS[j], Y[kk] > S
+        } else if (kk in BAD) {
+          print "" > D                                  # a gap in the line
+          bad = bad (bad == "" ? "" : " ") XS[j]; badst = add(badst, BAD[kk])
+        }
+      }
+      close(D)
+      if (pts) { ser = ser (ser == "" ? "" : " ") id; legend = add(legend, id) }
+      if (bad != "") {
+        gsub(/ /, "/", badst)
+        pnote = pnote "\\n  " id " " badst (pts ? " at " XF "=" bad : "")
+      } else if ((p, id) in ZERO && !pts) pnote = pnote "\\n  " id ": no workspace"
+    }
+    if (PM[p] ~ /^ws/) {
+      D = DIR "/" NAME "-p" p "-ref-io.dat"
+      for (j = 1; j <= nx; j++) if ((p, XS[j]) in IO) printf "%s %.6g\n", XS[j], IO[p, XS[j]] > D
+      close(D); ser = ser " ref-io"
+    }
+    printf "HAVE = %d; SERIES = %s; PREFIX = %s\n", ser != "", q(ser), q(DIR "/" NAME "-p" p "-") > S
+    if (ser == "") print "eval emptynote('no ok rows for this panel')" > S
+    if (pnote != "") notes = notes (notes == "" ? "" : "\\n") PT[p] ":" pnote
+    close(S)
+  }
+  L = DIR "/" NAME "-legend.gp"
+  SET = L; labels(sortids(legend))
+  legend = sortids(legend)
+  if (PM[1] ~ /^ws/) legend = legend " ref-io"
+  print "LEGEND = " q(legend) > L
+  if (PM[1] ~ /^ws/ && PEERSKIP != "") notes = notes (notes == "" ? "" : "\\n") "peers not shown (their\\nworkspace is not reported)"
+  print "NOTES = " q(notes == "" ? "" : "not plotted:\\n" notes) > L
+  print "YUNIT = " q(unit) > L
+}
+EOF
+
+# ---- 5. the seed article's shapes: grouped bars of ms -----------------------------------------
+read -r -d '' AWK_ARTICLE <<'EOF'
+{
+  id = $1; if (kind(id) == "ceiling") next
+  g = f("B") "," f("Hq") "," f("Hkv") "," f("N") "," f("M") "," f("d") "," f("causal")
+  if (!(g in GI)) { NG++; GI[g] = NG; GT[NG] = shape() }
+  IDS = add(IDS, id)
+  ST[GI[g], id] = f("status")
+  if (ok() && f("ms_median") + 0 > 0) V[GI[g], id] = f("ms_median") + 0; else delete V[GI[g], id]
+}
+END {
+  n = split(sortids(IDS), R, " ")
+  lo = 1e300; hi = 0
+  for (kk in V) { if (V[kk] < lo) lo = V[kk]; if (V[kk] > hi) hi = V[kk] }
+  if (n == 0 || NG == 0) { print "HAVE = 0; LEGEND = \"\"; set xrange [0:1]; set yrange [0:1]" > SET
+                           print "eval emptynote('no rows')" > SET; exit }
+  if (hi == 0) { lo = 1; hi = 10 }
+  ylo = dec_lo(lo / 3); yhi = 10 ^ (log10(hi) + 0.25 * (log10(hi) - log10(ylo)) + 0.2)
+  w = 0.84 / n
+  printf "set xrange [0.5:%d.5]; set yrange [%.6g:%.6g]; YLO = %.6g; BARW = %.6g\n", NG, ylo, yhi, ylo, w * 0.92 > SET
+  tics = ""
+  for (g = 1; g <= NG; g++) { t = GT[g]; sub(/ N/, "\\nN", t); tics = tics (g > 1 ? ", " : "") q(t) " " g }
+  print "set xtics (" tics ")" > SET
+  legend = ""
+  for (i = 1; i <= n; i++) for (g = 1; g <= NG; g++) {
+    x = g - 0.42 + (i - 0.5) * w
+    if ((g, R[i]) in V) { printf "%.6g %.6g %d %s %s\n", x, V[g, R[i]], i, q(R[i]), q(fmt(V[g, R[i]])) > DAT; legend = add(legend, R[i]) }
+    else printf "eval barnote(%.6g, %s)\n", x, sq(short(ST[g, R[i]]) == "unsupported" ? "n/a" : short(ST[g, R[i]])) > SET
+  }
+  print "ALLIDS = " q(sortids(IDS)) > SET
+  print "LEGEND = " q(sortids(legend)) > SET
+  printf "HAVE = %d; BARS = %s\n", legend != "", q(DAT) > SET
+  labels(sortids(IDS))
+}
+EOF
+
+# ---- helpers ----------------------------------------------------------------------------------
+meta() {  # meta FILE KEY: the first "# KEY: value" line's value
+  sed -n "s/^#[[:space:]]*$2:[[:space:]]*//p" "$1" | head -n 1 | tr -d '"\\\r'
+}
+device_of() {  # the device name: "# device:", else the first row's device column, else the gpu id
+  local f d
+  for f in "$@"; do [ -f "$f" ] || continue
+    d=$(meta "$f" device); [ -n "$d" ] && { printf '%s' "$d"; return; }
+  done
+  for f in "$@"; do [ -f "$f" ] || continue
+    d=$(awk -F, '/^#/ || $1 == "rung" { next } NF >= 20 && $20 != "" { print $20; exit }' "$f" | tr -d '"\\\r')
+    [ -n "$d" ] && { printf '%s' "$d"; return; }
+  done
+  printf '%s' "$gpu"
+}
+source_of() {  # "results/x.csv (measured at commit C on D; N later reruns)" for the subtitle
+  local f=$1 c d r rel
+  rel=${f#"$PWD"/}
+  c=$(meta "$f" commit); d=$(meta "$f" date); d=${d%%T*}
+  r=$(grep -c '^#[[:space:]]*rerun:' "$f")
+  printf '%s (measured at commit %s%s' "$rel" "${c:-unknown}" "${d:+ on $d}"
+  if [ "$r" -gt 0 ]; then
+    printf '; rerun: %s' "$(sed -n 's/^#[[:space:]]*rerun:[[:space:]]*//p' "$f" | tail -n 1 | sed 's/ on [0-9T:-]*Z*$//' | tr -d '"\\\r')"
+    [ "$r" -gt 1 ] && printf ' and %d earlier' "$((r - 1))"
+  fi
+  printf ')'
+}
+setmeta() {  # setmeta DIR TITLE SUBTITLE
+  { printf 'TITLE = "%s"\n' "$(printf '%s' "$2" | tr -d '"\\')"
+    printf 'SUBTITLE = "%s"\n' "$(printf '%s' "$3" | tr -d '"\\')"
+  } > "$1/meta.gp"
+}
+status=0
+draw() {  # draw SCRIPT PNG DIR
+  local err
+  err=$(gnuplot -e "TERMINAL='$term'; OUTFILE='$2'; DIR='$3'" "plots/$1" 2>&1 >/dev/null)
+  local rc=$?
+  if [ $rc -ne 0 ] || [ ! -s "$2" ]; then
+    echo "plots: gnuplot plots/$1 failed for ${2#"$PWD"/}:"; printf '%s\n' "$err" | sed 's/^/  /' | head -n 20
+    status=1
+  else
+    [ -n "$err" ] && printf '%s\n' "$err" | sed "s|^|  (gnuplot plots/$1) |" | head -n 10
+    echo "wrote ${2#"$PWD"/}"
+  fi
+}
+
+# rung names for the legends and tics, from the folders: "05 fa2 outer q" -> "05 FA2 outer Q"
+names=$WORK/names.txt
+for d in [0-9][0-9]_*/; do
+  d=${d%/}; printf '%s %s\n' "${d%%_*}" "$(printf ' %s ' "${d#*_}" | tr '_' ' ' |
+    sed 's/ fa\([0-9]\) / FA\1 /; s/ wmma / WMMA /; s/ kv / KV /; s/ br / Br /; s/ q $/ Q /; s/^ //; s/ $//')"
+done > "$names"
+
+for gpu in "${gpus[@]}"; do
+  pre=$RES/$gpu-prefill.csv dec=$RES/$gpu-decode.csv art=$RES/$gpu-article.csv
+  W=$WORK/$gpu
+  rm -rf "$W"; mkdir -p "$W"
+  dev=$(device_of "$pre" "$dec" "$art")
+  gp() { awk -v NAMES="$names" "$@"; }
+
+  # 1. progression: prefill d=128 N=4096 non-causal; decode B=8 M=16384
+  if [ -f "$pre" ] || [ -f "$dec" ]; then
+    D=$W/progression; mkdir -p "$D"
+    src=""
+    for f in "$pre" "$dec"; do [ -f "$f" ] && src="$src${src:+ and }$(source_of "$f")"; done
+    setmeta "$D" "$dev: each rung's speedup over rung 00 (the cuBLAS baseline)" "numbers from the committed $src"
+    p=0
+    for spec in "prefill|$pre|d=128 N=4096 causal=0|tflops|TFLOP/s|ceiling-gemm|cuBLAS GEMM ceiling" \
+                "decode|$dec|B=8 M=16384|gbps|GB/s|ceiling-copy|copy ceiling"; do
+      p=$((p + 1))
+      IFS='|' read -r panel csv flt metric unit ceil ceilname <<< "$spec"
+      if [ -f "$csv" ]; then
+        gp -v FLT="$flt" -v METRIC="$metric" -v UNIT="$unit" -v CEIL="$ceil" -v CEILNAME="$ceilname" \
+           -v PANEL="$panel" -v SRC="${csv#"$PWD"/}" -v SET="$D/p$p.gp" -v DAT="$D/p$p.dat" \
+           "$AWK_LIB"$'\n'"$AWK_PROGRESSION" "$csv"
+      else
+        { echo "set title '$panel: no ${csv#"$PWD"/} yet'"
+          echo "HAVE = 0; set xrange [0:1]; set yrange [0:1]; set xtics (); set ytics ()"
+          echo "eval emptynote('no ${csv#"$PWD"/}: run make ladder on a GPU')"; } > "$D/p$p.gp"
+      fi
+    done
+    draw progression.gp "$OUT/$gpu-progression.png" "$D"
+  fi
+
+  if [ -f "$pre" ]; then
+    # 2. TFLOP/s against N: a row of panels per head dim (64 and 128 when present), causal or not
+    ds=$(awk -F, '!/^#/ && $1 ~ /^[0-9]/ && $7 != "" { print $7 }' "$pre" | sort -nu | tr '\n' ' ')
+    sel=""; for d in 64 128; do case " $ds " in *" $d "*) sel="$sel $d" ;; esac; done
+    [ -z "$sel" ] && sel=$(printf '%s\n' $ds | head -n 2 | tr '\n' ' ')
+    [ -z "${sel// /}" ] && sel=128
+    panels=""; nr=0
+    for d in $sel; do
+      nr=$((nr + 1))
+      panels="$panels${panels:+;}d=$d causal=0|tflops|d = $d, non-causal;d=$d causal=1|tflops|d = $d, causal"
+    done
+    D=$W/tflops; mkdir -p "$D"
+    setmeta "$D" "$dev: prefill throughput against sequence length" "numbers from the committed $(source_of "$pre")"
+    printf 'NP = %d; NR = %d; NC = 2\n' $((nr * 2)) "$nr" >> "$D/meta.gp"
+    gp -v PANELS="$panels" -v XF=N -v UNIT="TFLOP/s" -v DIR="$D" -v NAME=p -v SET="$D/p-legend.gp" \
+       "$AWK_LIB"$'\n'"$AWK_SERIES" "$pre"
+    draw tflops.gp "$OUT/$gpu-prefill-tflops.png" "$D"
+
+    # 3. workspace against N, d=128 non-causal: the whole batch, and per sequence
+    D=$W/workspace; mkdir -p "$D"
+    setmeta "$D" "$dev: workspace (device memory beyond inputs and outputs), prefill d = 128, non-causal" \
+      "numbers from the committed $(source_of "$pre")"
+    printf 'NP = 2; NR = 1; NC = 2\n' >> "$D/meta.gp"
+    gp -v PANELS="d=128 causal=0|ws|the whole batch (B·N = 16384 tokens);d=128 causal=0|wsseq|per sequence (÷ B)" \
+       -v XF=N -v UNIT=bytes -v DIR="$D" -v NAME=p -v SET="$D/p-legend.gp" "$AWK_LIB"$'\n'"$AWK_SERIES" "$pre"
+    draw workspace.gp "$OUT/$gpu-workspace.png" "$D"
+  fi
+
+  if [ -f "$dec" ]; then
+    # 4. decode bandwidth against M, one panel per selected batch size
+    bs=$(awk -F, '!/^#/ && $1 ~ /^[0-9]|^torch/ && $2 != "" { print $2 }' "$dec" | sort -nu | tr '\n' ' ')
+    sel=""; for b in 1 8 32 128; do case " $bs " in *" $b "*) sel="$sel $b" ;; esac; done
+    [ -z "$sel" ] && sel=$(printf '%s\n' $bs | head -n 4 | tr '\n' ' ')
+    [ -z "${sel// /}" ] && sel=8
+    panels=""; np=0
+    for b in $sel; do np=$((np + 1)); panels="$panels${panels:+;}B=$b|pctcopy|B = $b"; done
+    D=$W/decode; mkdir -p "$D"
+    setmeta "$D" "$dev: decode bandwidth against KV length (Hq = 8, Hkv = 1, d = 128, one query token)" \
+      "numbers from the committed $(source_of "$dec")"
+    if [ $np -le 2 ]; then printf 'NP = %d; NR = 1; NC = %d\n' $np $np; else printf 'NP = %d; NR = 2; NC = 2\n' $np; fi >> "$D/meta.gp"
+    gp -v PANELS="$panels" -v XF=M -v UNIT="% of copy ceiling" -v DIR="$D" -v NAME=p -v SET="$D/p-legend.gp" \
+       "$AWK_LIB"$'\n'"$AWK_SERIES" "$dec"
+    draw decode.gp "$OUT/$gpu-decode-bandwidth.png" "$D"
+  fi
+
+  if [ -f "$art" ]; then
+    # 5. the seed article's shapes
+    D=$W/article; mkdir -p "$D"
+    setmeta "$D" "$dev: the seed article's shapes, time per rung (lower is better)" \
+      "numbers from the committed $(source_of "$art")"
+    gp -v SET="$D/bars.gp" -v DAT="$D/bars.dat" "$AWK_LIB"$'\n'"$AWK_ARTICLE" "$art"
+    draw article.gp "$OUT/$gpu-article.png" "$D"
+  fi
+done
+exit $status

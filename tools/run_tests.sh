@@ -1,0 +1,90 @@
+#!/usr/bin/env bash
+# make test: the CPU tests always; the GPU correctness matrix when a CUDA device is present.
+# Ends with "N passed, N failed, N skipped" and exits non-zero on any failure.
+set -u
+cd "$(dirname "$0")/.."
+BIN=build/bin
+pass=0 fail=0 skip=0
+
+count() {  # count <passed> <failed> <skipped>
+  pass=$((pass + $1)); fail=$((fail + $2)); skip=$((skip + $3))
+}
+
+# --- 1. CPU unit tests (reference, {m, d} merge, masks, CLI parsing, .npy, planners, ...) ---
+echo "== CPU unit tests"
+out=$("$BIN/cpu_tests" 2>&1); rc=$?
+printf '%s\n' "$out" | grep -v '^ok ' || true
+p=$(printf '%s\n' "$out" | grep -c '^ok ')
+f=$(printf '%s\n' "$out" | grep -c '^FAIL ')
+[ $rc -ne 0 ] && [ "$f" -eq 0 ] && { echo "FAIL cpu_tests exited $rc"; f=1; }
+echo "   $p passed, $f failed"
+count "$p" "$f" 0
+
+# --- 2. The command line, through a real rung binary (no GPU needed: these fail before one) ---
+echo "== command-line refusals"
+out=$(tests/cli.sh "$BIN" 2>&1)
+printf '%s\n' "$out" | grep -v '^ok ' || true
+p=$(printf '%s\n' "$out" | grep -c '^ok ')
+f=$(printf '%s\n' "$out" | grep -c '^FAIL ')
+echo "   $p passed, $f failed"
+count "$p" "$f" 0
+
+# --- 3. Plots draw from the committed results (needs gnuplot) ---
+echo "== plots from results/"
+if command -v gnuplot >/dev/null 2>&1; then
+  if ls results/*.csv >/dev/null 2>&1; then
+    tmp=$(mktemp -d)
+    if PLOTS_OUT="$tmp" tools/plots.sh >"$tmp/log" 2>&1 && ls "$tmp"/*.png >/dev/null 2>&1; then
+      echo "   ok: $(ls "$tmp"/*.png | wc -l) PNGs drawn"; count 1 0 0
+    else
+      echo "FAIL plots: $(tail -n 5 "$tmp/log")"; count 0 1 0
+    fi
+    rm -rf "$tmp"
+  else
+    echo "   skipped: no results/*.csv yet"; count 0 0 1
+  fi
+else
+  echo "   skipped: gnuplot not installed (apt-get install gnuplot-nox)"; count 0 0 1
+fi
+
+# --- 4. The GPU matrix: every rung (and variant) on every line of tests/gpu_cases.txt ---
+echo "== GPU matrix (tests/gpu_cases.txt)"
+probe=$("$BIN/00_baseline" --probe 2>/dev/null || echo none)
+cases=$(grep -cv '^\s*\(#\|$\)' tests/gpu_cases.txt)
+if [ "$probe" = none ]; then
+  nbin=0
+  for b in "$BIN"/0[0-9]_*; do
+    nbin=$((nbin + $("$b" --list | wc -l)))
+  done
+  echo "   skipped: no CUDA device found ($nbin rung variants x $cases cases not run)"
+  count 0 0 $((nbin * cases))
+else
+  echo "   device: $probe"
+  mkdir -p build/test
+  for b in "$BIN"/0[0-9]_*; do
+    for v in $("$b" --list | cut -f1); do
+      csv=build/test/matrix-$v.csv
+      rm -f "$csv"
+      "$b" --variant "$v" --sweep tests/gpu_cases.txt --no-time --quiet --csv "$csv" \
+          ${RUNG_ARGS:-} > build/test/matrix-$v.log 2>&1
+      rc=$?
+      # rows: status is column 10
+      rows=$(grep -v '^#' "$csv" 2>/dev/null | tail -n +2)
+      p=$(printf '%s\n' "$rows" | awk -F, '$10=="ok"' | grep -c . )
+      f=$(printf '%s\n' "$rows" | awk -F, '$10 ~ /^FAIL/' | grep -c . )
+      s=$(printf '%s\n' "$rows" | awk -F, '$10 ~ /^unsupported/' | grep -c . )
+      missing=$((cases - p - f - s))
+      if [ $missing -gt 0 ]; then
+        echo "FAIL $v: $missing cases never reported (exit $rc): $(tail -n 3 build/test/matrix-$v.log)"
+        f=$((f + missing))
+      fi
+      printf '   %-5s %2d passed, %d failed, %d refused\n' "$v" "$p" "$f" "$s"
+      printf '%s\n' "$rows" | awk -F, '$10 ~ /^FAIL/ {printf "FAIL %s B=%s Hq=%s Hkv=%s N=%s M=%s d=%s causal=%s: %s\n", $1,$2,$3,$4,$5,$6,$7,$8,$10}'
+      printf '%s\n' "$rows" | awk -F, '$10 ~ /^unsupported/ {printf "      refused B=%s Hq=%s Hkv=%s N=%s M=%s d=%s causal=%s %s: %s\n", $2,$3,$4,$5,$6,$7,$8,$9,$10}'
+      count "$p" "$f" "$s"
+    done
+  done
+fi
+
+echo "$pass passed, $fail failed, $skip skipped"
+[ "$fail" -eq 0 ]
