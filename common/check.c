@@ -60,31 +60,36 @@ static void scan_written(const attn_shape *s, const uint16_t *o, const float *ls
 
 /* Which rows to compare with the reference: all of them if the budget allows, else the first and
  * last 16 queries of the first and last (b, h) pair (where tail tiles and the causal corner are)
- * plus rows drawn at random until the budget is spent. */
+ * plus distinct rows drawn at random until the budget is spent. Every listed row is distinct, so
+ * rows_checked counts rows really compared. */
 static long pick_rows(const attn_shape *s, double budget, uint64_t seed, long **out, int *sampled)
 {
     long rows = (long)s->B * s->Hq * s->N;
     double per_row = 2.0 * s->d * (double)s->M + 1.0;   /* multiply-adds, upper bound */
-    long *list;
-    if (per_row * rows <= budget) {
-        list = malloc(sizeof(long) * rows);
+    long want = (long)(budget / per_row);
+    if (want < 64) want = 64;          /* a sample too small to mean anything is not a check */
+    long *list = malloc(sizeof(long) * (want < rows ? want + 64 : rows));
+    if (want >= rows) {
         for (long r = 0; r < rows; r++) list[r] = r;
         *out = list;
         *sampled = 0;
         return rows;
     }
-    long want = (long)(budget / per_row);
-    if (want < 64) want = 64;          /* a sample too small to mean anything is not a check */
-    if (want > rows) want = rows;
-    list = malloc(sizeof(long) * (want + 64));
+    unsigned char *taken = calloc((size_t)rows, 1);
     long n = 0;
     long pairs[2] = {0, (long)s->B * s->Hq - 1};
-    for (int p = 0; p < 2; p++) {
-        for (int i = 0; i < s->N && i < 16; i++) list[n++] = pairs[p] * s->N + i;
-        for (int i = s->N - 16 < 16 ? 16 : s->N - 16; i < s->N; i++) list[n++] = pairs[p] * s->N + i;
+    for (int p = 0; p < 2; p++)
+        for (int i = 0; i < s->N; i++) {
+            if (i >= 16 && i < s->N - 16) continue;
+            long r = pairs[p] * s->N + i;
+            if (!taken[r]) { taken[r] = 1; list[n++] = r; }
+        }
+    /* random distinct rows; want < rows, so this ends */
+    for (uint64_t k = 0; n < want; k++) {
+        long r = (long)(rng_uniform(seed, 11, k) * rows) % rows;
+        if (!taken[r]) { taken[r] = 1; list[n++] = r; }
     }
-    for (uint64_t k = 0; n < want; k++)
-        list[n++] = (long)(rng_uniform(seed, 11, k) * rows) % rows;
+    free(taken);
     *out = list;
     *sampled = 1;
     return n;

@@ -79,7 +79,7 @@ static int parse_list(const char *flag, const char *v, int **out, int *count, ch
         char *end;
         errno = 0;
         long x = strtol(p, &end, 10);
-        if (end == p || errno || x < 1 || x > MAX_DIM || (*end && *end != ',')) {
+        if (end == p || errno || x < 1 || x > MAX_DIM || (*end && *end != ',') || (*end == ',' && !end[1])) {
             free(a);
             return errf(err, n, "%s: expected a comma-separated list of positive integers, got '%s'", flag, v);
         }
@@ -217,8 +217,9 @@ int shape_validate(const attn_shape *s, char *err, size_t n)
 int sweep_line(const char *line, const cli_opts *base, attn_shape *s, int *input_mode,
                int **seqlens_out, char *err, size_t n)
 {
-    char buf[1024];
-    snprintf(buf, sizeof buf, "%s", line);
+    char buf[SWEEP_LINE_MAX];
+    if ((size_t)snprintf(buf, sizeof buf, "%s", line) >= sizeof buf)
+        return errf(err, n, "sweep line: longer than %d characters", SWEEP_LINE_MAX - 1);
     char *hash = strchr(buf, '#');
     if (hash) *hash = 0;
     char *tok[32];

@@ -175,7 +175,9 @@ static int run_shape(driver *D, const attn_shape *s_in, int input_mode, uint16_t
     if (need + ((size_t)64 << 20) > freeb) {
         snprintf(status, sizeof status, "unsupported: Q, K, V, O and LSE need %.2f GiB, %.2f GiB free",
                  gib((double)need), gib((double)freeb));
-        emit(D, &row);
+        if (D->opt.sweep) emit(D, &row);   /* a sweep records it; a single shape is a usage error */
+        else fprintf(stderr, "error: the shape needs %.2f GiB of device memory for Q, K, V, O and LSE; "
+                             "%.2f GiB free\n", gib((double)need), gib((double)freeb));
         return ST_TOO_BIG;
     }
     if (row.workspace_bytes + need + ((size_t)64 << 20) > freeb) {
@@ -335,9 +337,16 @@ static sweep_item *sweep_read(driver *D, int *count)
     }
     sweep_item *items = NULL;
     int n = 0, cap = 0, lineno = 0;
-    char line[1024], err[512];
+    static char line[SWEEP_LINE_MAX + 1];
+    char err[512];
     while (fgets(line, sizeof line, f)) {
         lineno++;
+        if (!strchr(line, '\n') && !feof(f)) {
+            fprintf(stderr, "error: %s:%d: line longer than %d characters\n", D->opt.sweep, lineno, SWEEP_LINE_MAX - 1);
+            fclose(f);
+            free(items);
+            return NULL;
+        }
         sweep_item it;
         memset(&it, 0, sizeof it);
         int k = sweep_line(line, &D->opt, &it.s, &it.input_mode, &it.seqlens, err, sizeof err);
@@ -522,9 +531,7 @@ int main(int argc, char **argv)
     switch (st) {
     case ST_OK: return EXIT_OK;
     case ST_UNSUPPORTED: return EXIT_UNSUPPORTED;
-    case ST_TOO_BIG:
-        fprintf(stderr, "error: the shape does not fit in device memory (see the status above)\n");
-        return EXIT_USAGE;
+    case ST_TOO_BIG: return EXIT_USAGE;
     default: return EXIT_FAIL;
     }
 }

@@ -88,6 +88,7 @@ void cli_defaults(cli_opts *o);
 int cli_parse(int argc, char **argv, cli_opts *o, char *err, size_t err_len);
 /* 0 if the shape is well formed (sizes > 0, Hq % Hkv == 0, seqlens in [1, M], ...). */
 int shape_validate(const attn_shape *s, char *err, size_t err_len);
+#define SWEEP_LINE_MAX 65536
 /* Parse one sweep/matrix line "B Hq Hkv N M d causal [key=value ...]" over a copy of `base`.
  * Returns 1 for a shape, 0 for a blank/comment line, -1 on error (message in err). The line's
  * seqlens (if any) are written to *seqlens_out (malloc'd, caller frees). */

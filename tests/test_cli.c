@@ -1,0 +1,294 @@
+/* cli_parse, shape_validate and sweep_line (cli.c): each class of bad argument is refused with -1
+ * and one line naming it; good arguments land in the right fields. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include "test.h"
+#include "../common/harness.h"
+
+/* Split `line` on spaces into argv (argv[0] = "prog") and parse it over the defaults. The strings
+ * live in a static buffer, since cli_opts keeps pointers into argv. */
+static int parse(const char *line, cli_opts *o, char *err, size_t n)
+{
+    static char buf[1024];
+    static char *argv[64];
+    int argc = 0;
+    snprintf(buf, sizeof buf, "%s", line);
+    argv[argc++] = "prog";
+    for (char *t = strtok(buf, " "); t && argc < 63; t = strtok(NULL, " ")) argv[argc++] = t;
+    argv[argc] = NULL;
+    cli_defaults(o);
+    err[0] = 0;
+    return cli_parse(argc, argv, o, err, n);
+}
+
+static void expect_refused(const char *line, const char *want)
+{
+    cli_opts o;
+    char err[512];
+    int rc = parse(line, &o, err, sizeof err);
+    EXPECT_MSG(rc == -1, "'%s': returned %d, expected -1 (err '%s')", line, rc, err);
+    EXPECT_MSG(strstr(err, want) != NULL, "'%s': message '%s' lacks '%s'", line, err, want);
+    EXPECT_MSG(strchr(err, '\n') == NULL, "'%s': message is more than one line: '%s'", line, err);
+    free(o.seqlens);
+}
+
+static void cli_rejects_nonpositive(void)
+{
+    expect_refused("--n 0", "--n: 0 is out of range; allowed 1..");
+    expect_refused("--b -3", "--b: -3 is out of range");
+    expect_refused("--m -1", "--m: -1 is out of range");
+    expect_refused("--hq 0", "--hq: 0 is out of range");
+    expect_refused("--hkv 0", "--hkv: 0 is out of range");
+    expect_refused("--h 0", "--h: 0 is out of range");
+    expect_refused("--n 99999999999", "--n:");          /* beyond long-sane sizes */
+    expect_refused("--scale 0", "--scale: expected a positive number, got '0'");
+    expect_refused("--scale -0.5", "--scale: expected a positive number");
+    expect_refused("--scale inf", "--scale: expected a positive number");
+}
+
+static void cli_rejects_non_integer(void)
+{
+    expect_refused("--m 12x", "--m: expected an integer, got '12x'");
+    expect_refused("--n 1.5", "--n: expected an integer, got '1.5'");
+    expect_refused("--b abc", "--b: expected an integer, got 'abc'");
+    expect_refused("--d", "--d: expected an integer, got ''");      /* value missing at the end */
+    expect_refused("--seed -1", "--seed: -1 is out of range");
+    expect_refused("--warmups x", "--warmups: expected an integer");
+    expect_refused("--runs 0", "--runs: 0 is out of range");
+}
+
+static void cli_rejects_head_ratio(void)
+{
+    expect_refused("--hq 6 --hkv 4", "--hq 6 --hkv 4: Hq must be a multiple of Hkv");
+    expect_refused("--hq 2 --hkv 4", "Hq must be a multiple of Hkv");
+    expect_refused("--hkv 3", "--hq 16 --hkv 3: Hq must be a multiple of Hkv");   /* default Hq 16 */
+}
+
+static void cli_rejects_unknown_flag(void)
+{
+    expect_refused("--bogus", "unknown argument '--bogus'");
+    expect_refused("--n 64 -x", "unknown argument '-x'");
+    expect_refused("64", "unknown argument '64'");
+    expect_refused("--N 64", "unknown argument '--N'");          /* flags are case-sensitive */
+    expect_refused("--csv", "--csv: expected a value");
+    expect_refused("--save --quiet", "--save: expected a value");
+}
+
+static void cli_rejects_head_dim(void)
+{
+    expect_refused("--d 4096", "--d: 4096 is out of range; allowed 1..2048");
+    expect_refused("--d 2049", "--d: 2049 is out of range");
+    expect_refused("--d 0", "--d: 0 is out of range");
+    cli_opts o;
+    char err[512];
+    EXPECT(parse("--d 2048 --n 4 --h 1 --b 1", &o, err, sizeof err) == 0);   /* the top is allowed */
+}
+
+static void cli_rejects_bad_enums(void)
+{
+    expect_refused("--dtype fp8", "--dtype: expected f16 or bf16, got 'fp8'");
+    expect_refused("--dtype F16", "--dtype: expected f16 or bf16");
+    expect_refused("--dtype", "--dtype: expected f16 or bf16, got ''");
+    expect_refused("--inputs zeros", "--inputs: expected normal or outlier, got 'zeros'");
+    expect_refused("--seqlen-dist zipf", "--seqlen-dist: expected equal, uniform or longtail, got 'zipf'");
+}
+
+static void cli_rejects_seqlens(void)
+{
+    expect_refused("--b 3 --seqlens 4,5", "--seqlens: 2 lengths given for --b 3");
+    expect_refused("--seqlens 4,5,6", "--seqlens: 3 lengths given for --b 2");       /* default B 2 */
+    expect_refused("--b 1 --m 100 --seqlens 101", "--seqlens: request 0 has length 101; each must be in 1..M (100)");
+    expect_refused("--b 2 --m 100 --seqlens 100,101", "request 1 has length 101");
+    expect_refused("--b 2 --seqlens 4,0", "--seqlens: expected a comma-separated list of positive integers");
+    expect_refused("--b 2 --seqlens 4,,5", "--seqlens: expected a comma-separated list");
+    expect_refused("--b 2 --seqlens 4;5", "--seqlens: expected a comma-separated list");
+    expect_refused("--b 2 --seqlens", "--seqlens: expected a comma-separated list");
+    expect_refused("--b 2 --seqlens 4,5 --seqlen-dist equal", "give one or the other");
+}
+
+static void cli_good_arguments(void)
+{
+    cli_opts o;
+    char err[512];
+    EXPECT(parse("", &o, err, sizeof err) == 0);
+    EXPECT(o.shape.B == 2 && o.shape.Hq == 16 && o.shape.Hkv == 16);
+    EXPECT(o.shape.N == 1024 && o.shape.M == 1024 && o.shape.d == 64);
+    EXPECT(o.shape.causal == 0 && o.shape.dtype == ATTN_F16 && o.shape.seqlens_k == NULL);
+    EXPECT(o.shape.scale == 0.125f && o.have_scale == 0);          /* 1/sqrt(64) */
+    EXPECT(o.check == 1 && o.warmups == 3 && o.runs == 0 && o.seed == 1234);
+
+    EXPECT(parse("--n 77", &o, err, sizeof err) == 0);             /* N alone: self-attention */
+    EXPECT_MSG(o.shape.N == 77 && o.shape.M == 77, "--n 77: N=%d M=%d", o.shape.N, o.shape.M);
+    EXPECT(parse("--m 300", &o, err, sizeof err) == 0);            /* M alone keeps N */
+    EXPECT_MSG(o.shape.N == 1024 && o.shape.M == 300, "--m 300: N=%d M=%d", o.shape.N, o.shape.M);
+    EXPECT(parse("--n 77 --m 300", &o, err, sizeof err) == 0);
+    EXPECT(o.shape.N == 77 && o.shape.M == 300);
+    EXPECT(parse("--m 300 --n 77", &o, err, sizeof err) == 0);     /* order does not matter */
+    EXPECT(o.shape.N == 77 && o.shape.M == 300);
+
+    EXPECT(parse("--h 8", &o, err, sizeof err) == 0);
+    EXPECT(o.shape.Hq == 8 && o.shape.Hkv == 8);
+    EXPECT(parse("--hq 32 --hkv 8", &o, err, sizeof err) == 0);    /* GQA */
+    EXPECT(o.shape.Hq == 32 && o.shape.Hkv == 8);
+    EXPECT(parse("--hq 32 --hkv 1", &o, err, sizeof err) == 0);    /* MQA */
+
+    EXPECT(parse("--d 128", &o, err, sizeof err) == 0);
+    EXPECT_NEAR(o.shape.scale, 1.0 / sqrt(128.0), 1e-7);
+    EXPECT(parse("--scale 0.25 --d 128", &o, err, sizeof err) == 0);
+    EXPECT(o.shape.scale == 0.25f && o.have_scale == 1);
+
+    EXPECT(parse("--b 3 --causal --dtype bf16 --seed 42 --inputs outlier --no-check --runs 5 --warmups 0",
+                 &o, err, sizeof err) == 0);
+    EXPECT(o.shape.B == 3 && o.shape.causal == 1 && o.shape.dtype == ATTN_BF16);
+    EXPECT(o.seed == 42 && o.input_mode == INPUT_OUTLIER && o.check == 0 && o.runs == 5 && o.warmups == 0);
+
+    EXPECT(parse("--variant 05b --csv out.csv --planner greedy --quiet --no-time", &o, err, sizeof err) == 0);
+    EXPECT(o.variant && !strcmp(o.variant, "05b") && o.csv && !strcmp(o.csv, "out.csv"));
+    EXPECT(o.planner && !strcmp(o.planner, "greedy") && o.quiet == 1 && o.no_time == 1);
+
+    EXPECT(parse("--b 3 --m 10 --seqlens 4,10,1", &o, err, sizeof err) == 0);
+    EXPECT(o.seqlens && o.shape.seqlens_k == o.seqlens);
+    EXPECT(o.seqlens && o.seqlens[0] == 4 && o.seqlens[1] == 10 && o.seqlens[2] == 1);
+    free(o.seqlens);
+
+    EXPECT(parse("--b 4 --m 50 --seqlen-dist equal", &o, err, sizeof err) == 0);
+    EXPECT(o.shape.seqlens_k != NULL);
+    for (int b = 0; o.shape.seqlens_k && b < 4; b++) EXPECT(o.shape.seqlens_k[b] == 50);
+    free(o.seqlens);
+    EXPECT(parse("--b 64 --m 50 --seqlen-dist uniform", &o, err, sizeof err) == 0);
+    for (int b = 0; o.shape.seqlens_k && b < 64; b++) EXPECT(o.shape.seqlens_k[b] >= 1 && o.shape.seqlens_k[b] <= 50);
+    free(o.seqlens);
+
+    EXPECT(parse("--help", &o, err, sizeof err) == 1);
+    EXPECT(strstr(err, "--seqlen-dist") != NULL);
+}
+
+static void shape_validate_direct(void)
+{
+    char err[256];
+    attn_shape s;
+    memset(&s, 0, sizeof s);
+    s.B = 1; s.Hq = 4; s.Hkv = 2; s.N = 8; s.M = 8; s.d = 64; s.scale = 0.125f;
+    EXPECT(shape_validate(&s, err, sizeof err) == 0);
+    s.N = 0;
+    EXPECT(shape_validate(&s, err, sizeof err) != 0 && strstr(err, "every size must be >= 1"));
+    s.N = 8; s.Hkv = 3;
+    EXPECT(shape_validate(&s, err, sizeof err) != 0 && strstr(err, "Hq must be a multiple of Hkv"));
+    s.Hkv = 2; s.d = 4096;
+    EXPECT(shape_validate(&s, err, sizeof err) != 0 && strstr(err, "head dims up to 2048"));
+    s.d = 64; s.B = 1000000; s.Hq = 1000; s.Hkv = 1000; s.N = 100000;
+    EXPECT(shape_validate(&s, err, sizeof err) != 0 && strstr(err, "beyond any GPU"));
+    int lens[2] = {8, 9};
+    s.B = 2; s.Hq = 4; s.Hkv = 2; s.N = 8;
+    s.seqlens_k = lens;
+    EXPECT(shape_validate(&s, err, sizeof err) != 0 && strstr(err, "request 1 has length 9"));
+    lens[1] = 1;
+    EXPECT(shape_validate(&s, err, sizeof err) == 0);
+}
+
+static void sweep_lines(void)
+{
+    cli_opts base;
+    char err[512];
+    cli_defaults(&base);
+    base.input_mode = INPUT_NORMAL;
+    attn_shape s;
+    int mode = -1, *lens = NULL;
+
+    EXPECT(sweep_line("", &base, &s, &mode, &lens, err, sizeof err) == 0);
+    EXPECT(sweep_line("   \t\n", &base, &s, &mode, &lens, err, sizeof err) == 0);
+    EXPECT(sweep_line("# B Hq Hkv N M d causal", &base, &s, &mode, &lens, err, sizeof err) == 0);
+    EXPECT(sweep_line("   # indented comment 1 2 3 4 5 6 7", &base, &s, &mode, &lens, err, sizeof err) == 0);
+
+    int rc = sweep_line("2 8 2 128 256 64 1 dtype=bf16 inputs=outlier", &base, &s, &mode, &lens, err, sizeof err);
+    EXPECT_MSG(rc == 1, "full line: %d (%s)", rc, err);
+    EXPECT(s.B == 2 && s.Hq == 8 && s.Hkv == 2 && s.N == 128 && s.M == 256 && s.d == 64 && s.causal == 1);
+    EXPECT(s.dtype == ATTN_BF16 && mode == INPUT_OUTLIER && lens == NULL && s.seqlens_k == NULL);
+    EXPECT(s.scale == 0.125f);
+    EXPECT(base.shape.B == 2 && base.shape.N == 1024 && base.shape.dtype == ATTN_F16);   /* base untouched */
+
+    rc = sweep_line("1 4 4 1 4096 128 0   # decode row", &base, &s, &mode, &lens, err, sizeof err);
+    EXPECT_MSG(rc == 1, "line with a trailing comment: %d (%s)", rc, err);
+    EXPECT(s.N == 1 && s.M == 4096 && s.d == 128 && s.causal == 0 && mode == INPUT_NORMAL);
+    EXPECT(s.dtype == ATTN_F16);
+
+    rc = sweep_line("3 2 1 1 32 64 0 seqlens=5,32,1 expect=ok", &base, &s, &mode, &lens, err, sizeof err);
+    EXPECT_MSG(rc == 1, "seqlens line: %d (%s)", rc, err);
+    EXPECT(lens && s.seqlens_k == lens && lens[0] == 5 && lens[1] == 32 && lens[2] == 1);
+    free(lens); lens = NULL;
+
+    rc = sweep_line("4 2 2 8 20 32 1 dist=equal", &base, &s, &mode, &lens, err, sizeof err);
+    EXPECT_MSG(rc == 1, "dist line: %d (%s)", rc, err);
+    for (int b = 0; lens && b < 4; b++) EXPECT(lens[b] == 20);
+    free(lens); lens = NULL;
+
+    /* the base's dtype and input mode carry over unless the line names its own */
+    base.shape.dtype = ATTN_BF16;
+    base.input_mode = INPUT_OUTLIER;
+    rc = sweep_line("1 2 2 8 8 64 0", &base, &s, &mode, &lens, err, sizeof err);
+    EXPECT(rc == 1 && s.dtype == ATTN_BF16 && mode == INPUT_OUTLIER);
+    rc = sweep_line("1 2 2 8 8 64 0 dtype=f16 inputs=normal", &base, &s, &mode, &lens, err, sizeof err);
+    EXPECT(rc == 1 && s.dtype == ATTN_F16 && mode == INPUT_NORMAL);
+    base.shape.dtype = ATTN_F16;
+    base.input_mode = INPUT_NORMAL;
+
+    /* short lines and bad fields: -1 with a message */
+    struct { const char *line, *want; } bad[] = {
+        {"1 2 3", "expected B Hq Hkv N M d causal"},
+        {"1 2 2 8 8 64", "expected B Hq Hkv N M d causal"},
+        {"1 6 4 8 8 64 0", "Hq must be a multiple of Hkv"},
+        {"1 2 2 0 8 64 0", "N: 0 is out of range"},
+        {"1 2 2 8 8 64 2", "causal: 2 is out of range"},
+        {"1 2 2 8 x 64 0", "M: expected an integer"},
+        {"1 2 2 8 8 64 0 dtype=fp8", "dtype=fp8"},
+        {"1 2 2 8 8 64 0 inputs=zeros", "inputs=zeros"},
+        {"1 2 2 8 8 64 0 color=red", "unknown key 'color'"},
+        {"1 2 2 8 8 64 0 bf16", "'bf16' is not key=value"},
+        {"2 2 2 8 8 64 0 seqlens=5", "1 seqlens for B=2"},
+        {"1 2 2 8 8 64 0 seqlens=9", "request 0 has length 9"},
+        {"1 2 2 8 8 64 0 dist=zipf", "dist=zipf"},
+    };
+    for (size_t t = 0; t < sizeof bad / sizeof bad[0]; t++) {
+        lens = NULL;
+        err[0] = 0;
+        rc = sweep_line(bad[t].line, &base, &s, &mode, &lens, err, sizeof err);
+        EXPECT_MSG(rc == -1, "'%s': %d, expected -1", bad[t].line, rc);
+        EXPECT_MSG(strstr(err, bad[t].want) != NULL, "'%s': message '%s' lacks '%s'", bad[t].line, err, bad[t].want);
+        free(lens);
+    }
+}
+
+/* A line longer than sweep_line's buffer must be parsed whole or refused, never cut short: here a
+ * 1024-character line of 199 seqlens whose last one, 49999, would silently become 4999. */
+static void sweep_long_line(void)
+{
+    cli_opts base;
+    cli_defaults(&base);
+    char line[2048], err[512] = "";
+    int n = snprintf(line, sizeof line, "199 1 1 1 50000 64 0 seqlens=");
+    for (int b = 0; b < 199; b++) n += snprintf(line + n, sizeof line - n, "%s%d", b ? "," : "", b == 198 ? 49999 : 1000);
+    EXPECT(n == 1024);
+    attn_shape s;
+    int mode, *lens = NULL;
+    int rc = sweep_line(line, &base, &s, &mode, &lens, err, sizeof err);
+    EXPECT_MSG(rc == -1 || (rc == 1 && lens && lens[198] == 49999),
+               "a %d-char line returned %d with last seqlen %d (written 49999): the line was truncated",
+               n, rc, rc == 1 && lens ? lens[198] : -1);
+    free(lens);
+}
+
+const test_case TESTS_cli[] = {
+    {"cli: sizes <= 0 and a non-positive scale are refused", cli_rejects_nonpositive},
+    {"cli: non-integer and missing values are refused", cli_rejects_non_integer},
+    {"cli: Hq not a multiple of Hkv is refused", cli_rejects_head_ratio},
+    {"cli: unknown flags and missing string values are refused", cli_rejects_unknown_flag},
+    {"cli: head dim outside 1..2048 is refused", cli_rejects_head_dim},
+    {"cli: bad dtype / inputs / seqlen-dist are refused", cli_rejects_bad_enums},
+    {"cli: seqlens count mismatch, seqlen > M, malformed lists are refused", cli_rejects_seqlens},
+    {"cli: good arguments parse (--n sets M, --m keeps N, --h sets both, scale 1/sqrt(d))", cli_good_arguments},
+    {"cli: shape_validate names what is wrong", shape_validate_direct},
+    {"cli: sweep_line (blank/comment 0, full line 1 with fields, short/bad line -1)", sweep_lines},
+    {"cli: sweep_line refuses or fully parses a line longer than 1023 chars (no silent truncation)", sweep_long_line},
+    {NULL, NULL},
+};

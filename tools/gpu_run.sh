@@ -1,0 +1,96 @@
+#!/usr/bin/env bash
+# One call on the GPU machine: build there, then the steps asked for, logs and CSVs under $OUT.
+#
+#   tools/gpu_run.sh build test sanitize tune ladder
+#
+#   build      make build (with the machine's own nvcc and cuBLAS)
+#   test       make test: CPU tests + the GPU correctness matrix (tests/gpu_cases.txt)
+#   sanitize   compute-sanitizer memcheck, racecheck, synccheck: every rung variant (or SAN_RUNGS), a small
+#              shape with tails (N = 77, M = 131), causal, GQA, plus a varlen decode shape
+#   tune       rung 05's candidate configurations (FA2_CONFIG) on d = 64 and 128 shapes
+#   ladder     make ladder (SWEEPS / RUNGS from the environment) -> results/*.csv
+#   ceilings   just the two ceilings
+#
+# Everything that comes back is bundled into $OUT/bundle.tar.gz (results/, logs); the short
+# summary is printed last. Set COMMIT to the commit being measured (the tree here has no .git).
+set -u
+cd "$(dirname "$0")/.."
+OUT=${OUT:-build/out}
+mkdir -p "$OUT" build/logs
+export ATTN_COMMIT=${COMMIT:-unknown}
+export ATTN_DRIVER=$(nvidia-smi --query-gpu=driver_version --format=csv,noheader 2>/dev/null | head -n 1)
+LOG=build/logs
+summary=$LOG/summary.txt
+: > "$summary"
+say() { echo "$*" | tee -a "$summary"; }
+
+say "== $(date -u +%FT%TZ) commit $ATTN_COMMIT on $(nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv,noheader 2>/dev/null)"
+
+for step in "$@"; do
+  t0=$(date +%s)
+  case $step in
+    build)
+      make -j"$(nproc)" build > $LOG/build.log 2>&1; rc=$?
+      grep -E "error|warning" $LOG/build.log | head -n 20 | tee -a "$summary"
+      say "build: exit $rc";;
+    test)
+      make test > $LOG/test.log 2>&1; rc=$?
+      cp -r build/test $LOG/matrix 2>/dev/null
+      grep -E "^FAIL|passed|refused" $LOG/test.log | tee -a "$summary" >/dev/null
+      say "test: exit $rc: $(tail -n 1 $LOG/test.log)";;
+    sanitize)
+      : > $LOG/sanitize.log
+      for b in build/bin/0[0-9]_*; do
+        id=$(basename "$b" | cut -c1-2)
+        if [ -n "${SAN_RUNGS:-}" ] && ! printf '%s\n' $SAN_RUNGS | grep -qx "$id"; then continue; fi
+        for v in $("$b" --list | cut -f1); do
+          for tool in memcheck racecheck synccheck; do
+            for shape in "--b 2 --hq 4 --hkv 2 --n 77 --m 131 --d 64 --causal" \
+                         "--b 3 --hq 8 --hkv 1 --n 1 --m 300 --d 128 --seqlens 1,300,77"; do
+              echo "### $v $tool $shape" >> $LOG/sanitize.log
+              compute-sanitizer --tool $tool --error-exitcode 9 "$b" --variant "$v" $shape --no-time \
+                  >> $LOG/sanitize.log 2>&1
+              rc=$?
+              # exit 3: the rung refuses the shape (nothing ran); 9: the sanitizer found errors
+              case $rc in 0) r=clean;; 3) r=refused;; 9) r=ERRORS;; *) r="exit $rc";; esac
+              say "sanitize $v $tool [$(echo $shape | cut -c1-40)]: $r"
+            done
+          done
+        done
+      done;;
+    tune)
+      # every rung-05 configuration (fa2.cu's FA2_CFG table, in order) on the shapes of its d
+      b=build/bin/05_fa2_outer_q
+      out=$LOG/tune05.csv
+      rm -f $out
+      i=0
+      for cfg in $(grep -o 'FA2_CFG([0-9]*, [0-9]*, [0-9]*, [0-9]*, [01], [01])' 05_fa2_outer_q/fa2.cu | tr -d ' ' | sed 's/FA2_CFG(//; s/)//'); do
+        d=${cfg%%,*}
+        for c in "" --causal; do
+          for n in 1024 4096; do
+            FA2_CONFIG=$i $b --variant 05c --b $((16384 / n)) --h $((2048 / d)) --n $n --d $d $c \
+                --quiet --csv $LOG/t.csv >/dev/null 2>&1
+            tail -n 1 $LOG/t.csv | sed "s/^/$i,\"$cfg\",/" >> $out.rows
+          done
+        done
+        i=$((i + 1))
+      done
+      { grep '^#' $LOG/t.csv; echo "cfg,d_br_bc_warps_async_swizzle,$(grep '^rung,' $LOG/t.csv)"; cat $out.rows; } > $out
+      rm -f $out.rows $LOG/t.csv
+      mkdir -p results && cp $out results/
+      awk -F, 'NR>1 && !/^#/ && !/^cfg/ {printf "tune %-2s %-22s N=%-5s causal=%s %-4s %9s ms %8s TFLOP/s\n", $1, $2, $7, $10, substr($12,1,4), $13, $16}' $out | tee -a "$summary";;
+    ladder)
+      make ladder > $LOG/ladder.log 2>&1; rc=$?
+      say "ladder: exit $rc"
+      grep -E "FAIL" $LOG/ladder.log | head -n 20 | tee -a "$summary";;
+    ceilings)
+      build/bin/00_baseline --ceilings | tee -a "$summary";;
+    *) say "unknown step $step";;
+  esac
+  say "   ($step took $(( $(date +%s) - t0 )) s)"
+done
+
+tar czf "$OUT/bundle.tar.gz" results build/logs 2>/dev/null
+cp "$summary" "$OUT/summary.txt"
+echo "================ summary"
+cat "$summary"
