@@ -10,7 +10,9 @@
 #   <gpu>-article.png         ms per rung on the seed article's four shapes (if that CSV exists)
 #
 #   RESULTS_DIR=results   where the CSVs are          PLOTS_OUT=plots   where the PNGs go
-#   ATTN_NO_INSTALL=1     never try to apt-get install a missing gnuplot
+#   ATTN_NO_INSTALL=1     never try to apt-get install a missing gnuplot (else, as root with
+#                         apt-get, a missing gnuplot-nox is installed)
+#   PLOTS_TERMINAL=png    force a gnuplot terminal (default pngcairo, else png)
 set -u
 caller=$PWD
 cd "$(dirname "$0")/.." || exit 1
@@ -48,13 +50,16 @@ if ! command -v gnuplot >/dev/null 2>&1; then
     exit 1
   fi
 fi
-if gnuplot -e 'set terminal' 2>&1 | grep -qw pngcairo; then term=pngcairo
-elif gnuplot -e 'set terminal' 2>&1 | grep -qw png; then term=png
-  export GDFONTPATH=${GDFONTPATH:-/usr/share/fonts/truetype/dejavu}
+terms=$(gnuplot -e "set terminal" 2>&1)
+if [ -n "${PLOTS_TERMINAL:-}" ]; then term=$PLOTS_TERMINAL
+elif printf "%s\n" "$terms" | grep -qw pngcairo; then term=pngcairo
+elif printf "%s\n" "$terms" | grep -qw png; then term=png
 else
   echo "this gnuplot has no png terminal: install gnuplot-nox (or gnuplot-qt) to draw plots/*.png"
   exit 1
 fi
+# the libgd png terminal finds TrueType fonts through GDFONTPATH
+[ "$term" = png ] && export GDFONTPATH=${GDFONTPATH:-/usr/share/fonts/truetype/dejavu}
 mkdir -p "$OUT" "$WORK" || exit 1
 
 # ---- the awk shared by every table below ----------------------------------------------------
@@ -99,14 +104,34 @@ function want(flt,   a, n, i, kv) { n = split(flt, a, " "); for (i = 1; i <= n; 
 function shape(   s) {
   s = "B=" f("B") " " (f("Hq") == f("Hkv") ? "H=" f("Hq") : "Hq=" f("Hq") " Hkv=" f("Hkv"))
   s = s " " (f("N") == f("M") ? "N=M=" f("N") : "N=" f("N") " M=" f("M")) " d=" f("d")
-  return s (f("causal") == 1 ? ", causal" : ", non-causal")
+  return s (f("N") == 1 ? "" : f("causal") == 1 ? ", causal" : ", non-causal")
 }
 # a gnuplot string: no quotes inside; a "\\n" the caller adds becomes a line break
-function q(s) { gsub(/"/, "", s); return "\"" s "\"" }
-function sq(s) { gsub(/'/, "", s); return "'" s "'" }
+function q(s) { gsub(/["`]/, "", s); return "\"" s "\"" }
+function sq(s) { gsub(/['`]/, "", s); return "'" s "'" }
+# words into lines of at most w characters, joined by a gnuplot "\n"
+function wrap(s, w, sep,   a, n, i, out, line) {
+  if (sep == "") sep = "\\n"
+  n = split(s, a, " "); out = ""; line = ""
+  for (i = 1; i <= n; i++) {
+    if (line != "" && length(line) + 1 + length(a[i]) > w) { out = out (out == "" ? "" : sep) line; line = a[i] }
+    else line = line (line == "" ? "" : " ") a[i]
+  }
+  return out (out == "" || line == "" ? "" : sep) line
+}
+# 1024-based sizes for the tics of a log axis: "64 KiB", "1 GiB"
+function bytes(v,   u, i) {
+  split("B KiB MiB GiB TiB PiB", u, " "); i = 1
+  while (v >= 1024 && i < 6) { v /= 1024; i++ }
+  return sprintf("%g %s", v, u[i])
+}
 function labels(ids,   a, n, i, id, v) {
   n = split(ids, a, " ")
-  for (i = 1; i <= n; i++) { id = a[i]; v = (id in RNAME) ? RNAME[id] : id; gsub(/-/, "_", id); print "lab_" id " = " q(v) > SET }
+  for (i = 1; i <= n; i++) {
+    id = a[i]; v = (id in RNAME) ? RNAME[id] : id
+    if (id !~ /^[A-Za-z0-9_-]+$/) continue                 # not a gnuplot name: the legend shows the id
+    gsub(/-/, "_", id); print "lab_" id " = " q(v) > SET
+  }
 }
 EOF
 
@@ -126,7 +151,7 @@ END {
   print "set title " q(PANEL ": " (SHAPE != "" ? SHAPE : FLT)) > SET
   n = split(sortids(RUNGS), R, " ")
   if (n == 0) {
-    print "HAVE = 0; set xrange [0:1]; set yrange [0:1]; set xtics (); set ytics ()" > SET
+    print "HAVE = 0; set xrange [0:1]; set yrange [0:1]; unset xtics; unset ytics" > SET
     print "eval emptynote(" sq("no rung rows in " SRC) ")" > SET
     exit
   }
@@ -144,16 +169,16 @@ END {
   if (hi == 0) { lo = 1; hi = 10 }
   ylo = dec_lo(lo / 3)
   yhi = 10 ^ (log10(hi) + 0.3 * (log10(hi) - log10(ylo)) + 0.15)
-  printf "set xrange [0.4:%d.6]; set yrange [%.6g:%.6g]\n", n, ylo, yhi > SET
-  printf "YLO = %.6g\n", ylo > SET
+  printf "set xrange [0.4:%d.6]; set yrange [%.10g:%.10g]\n", n, ylo, yhi > SET
+  printf "YLO = %.10g\n", ylo > SET
   if (base) {
     print "set ylabel " q("speedup over rung 00 (log scale)") "; set format y '%gx'" > SET
   } else {
-    print "set ylabel " q(UNIT " (log; rung 00 has no ok row here, so no speedups)") "; set format y '%g'" > SET
+    print "set ylabel " q(UNIT " (log; no ok row 00: no speedups)") "; set format y '%g'" > SET
   }
   tics = ""
   for (i = 1; i <= n; i++) {
-    t = (R[i] in RNAME) ? RNAME[R[i]] : R[i]; sub(/ /, "\\n", t)
+    t = R[i]; if (R[i] in RNAME) { t = RNAME[R[i]]; sub(/^[^ ]* /, "", t); t = R[i] "\\n" wrap(t, 11) }
     tics = tics (i > 1 ? ", " : "") q(t) " " i
   }
   print "set xtics (" tics ")" > SET
@@ -161,7 +186,7 @@ END {
   for (i = 1; i <= n; i++) {
     if (R[i] in V) {
       nb++
-      printf "%d %.6g %s %s %s\n", i, base ? V[R[i]] / base : V[R[i]], q(R[i]), \
+      printf "%d %.10g %s %s %s\n", i, base ? V[R[i]] / base : V[R[i]], q(R[i]), \
         q(base ? fmtx(V[R[i]] / base) : fmt(V[R[i]])), q(base ? fmt(V[R[i]]) " " UNIT : UNIT) > DAT
     } else {
       s = short(ST[R[i]]); if (s == "unsupported") s = "n/a\\nunsupported"
@@ -169,18 +194,18 @@ END {
     }
   }
   printf "HAVE = %d; BARS = %s\n", nb, q(DAT) > SET
-  if (nb == 0) print "eval emptynote(" sq("no rung has an ok row for this shape") ")" > SET
+  if (nb == 0) print "unset ytics; unset ylabel; eval emptynote(" sq("no rung has an ok row for this shape") ")" > SET
   # reference lines, labelled in the right margin; labels pushed apart where lines are close
   for (i = 1; i <= nr; i++) for (j = i + 1; j <= nr; j++) if (RY[j] < RY[i]) {
     t = RY[i]; RY[i] = RY[j]; RY[j] = t; t = RID[i]; RID[i] = RID[j]; RID[j] = t; t = RT[i]; RT[i] = RT[j]; RT[j] = t }
   gap = 0.07 * (log10(yhi) - log10(ylo)); prev = -1e300
   for (i = 1; i <= nr; i++) {
     ly = log10(RY[i]); if (ly < prev + gap) ly = prev + gap; prev = ly
-    printf "eval refline(%.6g, %s, %s, %.6g)\n", RY[i], sq(RID[i]), sq(RT[i]), 10 ^ ly > SET
+    printf "eval refline(%.10g, %s, %s, %.10g)\n", RY[i], sq(RID[i]), sq(RT[i]), 10 ^ ly > SET
   }
   miss = ""
   for (i = 1; i <= np; i++) if (!(P[i] in V)) miss = miss (miss == "" ? "" : "\\n") P[i] ": " short(ST[P[i]])
-  if (miss != "") print "set label " q(miss) " at graph 1.01, graph 0.04 left tc rgb MUTED font font(9)" > SET
+  if (miss != "") print "set label " q(miss) " at graph 1.01, graph 0.04 left tc rgb MUTED font F9" > SET
 }
 EOF
 
@@ -205,7 +230,7 @@ BEGIN { NP = split(PANELS, PS, ";"); for (p = 1; p <= NP; p++) { split(PS[p], a,
     if (m == "pctcopy" && ok()) y = f("gbps") + 0
     if (m ~ /^ws/) {
       y = f("workspace_bytes") + 0; if (m == "wsseq" && f("B") > 0) y = y / f("B")
-      if (y == 0 && ok()) ZERO[p, id] = 1
+      if (y == 0 && ok()) ZX[p, id] = add(ZX[p, id], x)
       if (y > 0 && f("status") ~ /^unsupported: workspace/) BIG[kk] = 1
       io = (2 * f("B") * f("Hq") * f("N") + 2 * f("B") * f("Hkv") * f("M")) * f("d") * 2 + 4 * f("B") * f("Hq") * f("N")
       IO[p, x] = (m == "wsseq" && f("B") > 0) ? io / f("B") : io
@@ -213,69 +238,94 @@ BEGIN { NP = split(PANELS, PS, ";"); for (p = 1; p <= NP; p++) { split(PS[p], a,
     if (y > 0) { Y[kk] = y; delete BAD[kk] } else { delete Y[kk]; if (!(m ~ /^ws/ && ok())) BAD[kk] = short(f("status")) }
   }
 }
+function note(p, reason, id) { if (!((p, reason) in NOTE)) NR_[p] = NR_[p] (NR_[p] == "" ? "" : SUBSEP) reason; NOTE[p, reason] = add(NOTE[p, reason], id) }
 END {
-  scale = 1; unit = UNIT
+  scale = 1; unit = UNIT; ws = PM[1] ~ /^ws/
   if (PM[1] == "pctcopy") { if (COPY > 0) scale = 100 / COPY; else unit = "GB/s" }
-  lo = 1e300; hi = 0
-  for (kk in Y) { Y[kk] = Y[kk] * scale; if (Y[kk] < lo) lo = Y[kk]; if (Y[kk] > hi) hi = Y[kk] }
-  if (PM[1] ~ /^ws/) for (kk in IO) { if (IO[kk] < lo) lo = IO[kk]; if (IO[kk] > hi) hi = IO[kk] }
+  for (kk in Y) Y[kk] = Y[kk] * scale
   ref = 0
   if (PM[1] == "tflops" && GEMM > 0) { ref = GEMM; reftext = "cuBLAS GEMM ceiling " fmt(GEMM) " TFLOP/s" }
   if (PM[1] == "pctcopy" && COPY > 0) { ref = 100; reftext = "copy ceiling = 100% (" fmt(COPY) " GB/s)" }
-  if (ref > hi) hi = ref; if (ref > 0 && ref < lo) lo = ref
-  if (hi == 0) { lo = 1; hi = 10 }
-  if (PM[1] ~ /^ws/) { ylo = 4 ^ floor_(log(lo) / log(4) + 1e-9); yhi = 4 ^ -floor_(-log(hi * 1.5) / log(4) + 1e-9) }
-  else { ylo = dec_lo(lo); yhi = dec_hi(hi * 1.6) }
-  legend = ""; notes = ""
+  # one y range for all panels, so they compare at a glance; the workspace panels differ in scale
+  for (p = 1; p <= NP; p++) { LO[p] = 1e300; HI[p] = 0; if (ref > 0) { LO[p] = HI[p] = ref } }
+  for (kk in Y) { split(kk, a, SUBSEP); p = ws ? a[1] : 1; if (Y[kk] < LO[p]) LO[p] = Y[kk]; if (Y[kk] > HI[p]) HI[p] = Y[kk] }
+  for (kk in IO) { split(kk, a, SUBSEP); p = a[1]; if (IO[kk] < LO[p]) LO[p] = IO[kk]; if (IO[kk] > HI[p]) HI[p] = IO[kk] }
+  legend = ""
   for (p = 1; p <= NP; p++) {
-    S = DIR "/" NAME "-p" p ".gp"
+    q_ = ws ? p : 1; lo = LO[q_]; hi = HI[q_]
+    if (hi == 0) { lo = 1; hi = 10 }
+    S = DIR "/p" p ".gp"
     print "set title " q(PT[p]) > S
     nx = split(sortnum(X[p]), XS, " ")
     if (nx == 0) {
-      print "HAVE = 0; SERIES = \"\"; set xrange [1:2]; set yrange [1:2]; set xtics (); set ytics ()" > S
+      print "HAVE = 0; SERIES = \"\"; set xrange [1:2]; set yrange [1:2]; unset xtics; unset ytics" > S
       print "eval emptynote('no rows for this panel')" > S
       close(S); continue
     }
     tics = ""; for (i = 1; i <= nx; i++) tics = tics (i > 1 ? ", " : "") q(XS[i]) " " XS[i]
-    printf "set xrange [%.6g:%.6g]; set yrange [%.6g:%.6g]\n", XS[1] / 1.35, XS[nx] * 1.35, ylo, yhi > S
     print "set xtics (" tics ")" > S
-    if (ref > 0) printf "eval inlineref(%.6g, 'ceiling', %s)\n", ref, sq(reftext) > S
-    n = split(sortids(IDS[p]), R, " "); ser = ""; pnote = ""
+    if (ws) {
+      ylo = 4 ^ floor_(log(lo) / log(4) + 1e-9); yhi = 4 ^ -floor_(-log(hi * 2) / log(4) + 1e-9)
+      tics = ""; for (v = ylo; v <= yhi * 1.001; v *= 4) tics = tics (tics == "" ? "" : ", ") q(bytes(v)) " " sprintf("%.0f", v)
+      print "set ytics (" tics ")" > S
+    } else { ylo = dec_lo(lo); yhi = hi * 2.5 }
+    printf "set xrange [%.10g:%.10g]; set yrange [%.10g:%.10g]\n", XS[1] / 1.35, XS[nx] * 1.35, ylo, yhi > S
+    if (ref > 0) printf "eval inlineref(%.10g, 'ceiling', %s)\n", ref, sq(reftext) > S
+    n = split(sortids(IDS[p]), R, " "); ser = ""; delete ENDS
     for (i = 1; i <= n; i++) {
-      id = R[i]; D = DIR "/" NAME "-p" p "-" id ".dat"; pts = 0; bad = ""; badst = ""
+      id = R[i]; D = DIR "/p" p "-" id ".dat"; pts = 0; bad = ""; badst = ""
       for (j = 1; j <= nx; j++) {
         kk = p SUBSEP id SUBSEP XS[j]
         if (kk in Y) {
-          printf "%s %.6g\n", XS[j], Y[kk] > D; pts++
-          if (kk in BIG) printf "eval pointnote(%s, %.6g, 'too big to run')\n", XS[j], Y[kk] > S
+          printf "%s %.10g\n", XS[j], Y[kk] > D; pts++; lastx = XS[j]; lasty = Y[kk]
+          if (kk in BIG) printf "eval pointnote(%s, %.10g, 'too big to run')\n", XS[j], Y[kk] > S
         } else if (kk in BAD) {
           print "" > D                                  # a gap in the line
           bad = bad (bad == "" ? "" : " ") XS[j]; badst = add(badst, BAD[kk])
         }
       }
       close(D)
-      if (pts) { ser = ser (ser == "" ? "" : " ") id; legend = add(legend, id) }
-      if (bad != "") {
-        gsub(/ /, "/", badst)
-        pnote = pnote "\\n  " id " " badst (pts ? " at " XF "=" bad : "")
-      } else if ((p, id) in ZERO && !pts) pnote = pnote "\\n  " id ": no workspace"
+      if (pts) {
+        ser = ser (ser == "" ? "" : " ") id; legend = add(legend, id)
+        ek = sprintf("%s %.10g", lastx, lasty); ENDS[ek] = add(ENDS[ek], id)
+      }
+      if (bad != "") { gsub(/ /, "/", badst); note(p, badst (pts ? " at " XF "=" bad : ""), id) }
+      if ((p, id) in ZX) { note(p, "no workspace" (pts ? " at " XF "=" sortnum(ZX[p, id]) : ""), id); ZERONOTE = 1 }
     }
-    if (PM[p] ~ /^ws/) {
-      D = DIR "/" NAME "-p" p "-ref-io.dat"
-      for (j = 1; j <= nx; j++) if ((p, XS[j]) in IO) printf "%s %.6g\n", XS[j], IO[p, XS[j]] > D
+    if (ws) {
+      # name the lines where they end: several rungs often need exactly the same bytes
+      for (ek in ENDS) { split(ek, a, " "); printf "eval endlabel(%s, %s, %s)\n", a[1], a[2], sq(ENDS[ek]) > S }
+      D = DIR "/p" p "-ref-io.dat"
+      for (j = 1; j <= nx; j++) if ((p, XS[j]) in IO) printf "%s %.10g\n", XS[j], IO[p, XS[j]] > D
       close(D); ser = ser " ref-io"
     }
-    printf "HAVE = %d; SERIES = %s; PREFIX = %s\n", ser != "", q(ser), q(DIR "/" NAME "-p" p "-") > S
+    printf "HAVE = %d; SERIES = %s; PREFIX = %s\n", ser != "", q(ser), q(DIR "/p" p "-") > S
     if (ser == "") print "eval emptynote('no ok rows for this panel')" > S
-    if (pnote != "") notes = notes (notes == "" ? "" : "\\n") PT[p] ":" pnote
     close(S)
   }
-  L = DIR "/" NAME "-legend.gp"
+  # what was left out: said once when every panel left it out alike, else under the panel's name
+  common = ""
+  if (NP > 1) {
+    nr = split(NR_[1], RZ, SUBSEP)
+    for (i = 1; i <= nr; i++) {
+      all = 1; for (p = 2; p <= NP; p++) if (NOTE[p, RZ[i]] != NOTE[1, RZ[i]]) all = 0
+      if (all) { COMMON[RZ[i]] = 1; common = common "\\n  " wrap(NOTE[1, RZ[i]] ": " RZ[i], 27, "\\n    ") }
+    }
+  }
+  notes = common
+  for (p = 1; p <= NP; p++) {
+    nr = split(NR_[p], RZ, SUBSEP); pn = ""
+    for (i = 1; i <= nr; i++) if (!(RZ[i] in COMMON)) pn = pn "\\n  " wrap(NOTE[p, RZ[i]] ": " RZ[i], 27, "\\n    ")
+    if (pn != "") notes = notes "\\n" PT[p] ":" pn
+  }
+  if (ZERONOTE) notes = notes "\\n(0 bytes has no place on a\\nlog axis)"
+  if (ws && PEERSKIP != "") notes = notes "\\npeers: not drawn (they do\\nnot report a workspace)"
+  L = DIR "/p-legend.gp"
   SET = L; labels(sortids(legend))
   legend = sortids(legend)
-  if (PM[1] ~ /^ws/) legend = legend " ref-io"
+  for (kk in IO) { legend = legend " ref-io"; break }
   print "LEGEND = " q(legend) > L
-  if (PM[1] ~ /^ws/ && PEERSKIP != "") notes = notes (notes == "" ? "" : "\\n") "peers not shown (their\\nworkspace is not reported)"
+  sub(/^\\n/, "", notes)
   print "NOTES = " q(notes == "" ? "" : "not plotted:\\n" notes) > L
   print "YUNIT = " q(unit) > L
 }
@@ -295,20 +345,20 @@ END {
   n = split(sortids(IDS), R, " ")
   lo = 1e300; hi = 0
   for (kk in V) { if (V[kk] < lo) lo = V[kk]; if (V[kk] > hi) hi = V[kk] }
-  if (n == 0 || NG == 0) { print "HAVE = 0; LEGEND = \"\"; set xrange [0:1]; set yrange [0:1]" > SET
-                           print "eval emptynote('no rows')" > SET; exit }
+  if (n == 0 || NG == 0) { print "HAVE = 0; LEGEND = \"\"; set xrange [0:1]; set yrange [0:1]; unset xtics; unset ytics" > SET
+                           exit }
   if (hi == 0) { lo = 1; hi = 10 }
-  ylo = dec_lo(lo / 3); yhi = 10 ^ (log10(hi) + 0.25 * (log10(hi) - log10(ylo)) + 0.2)
+  ylo = dec_lo(lo / 3); yhi = 10 ^ (log10(hi) + 0.15 * (log10(hi) - log10(ylo)) + 0.1)
   w = 0.84 / n
-  printf "set xrange [0.5:%d.5]; set yrange [%.6g:%.6g]; YLO = %.6g; BARW = %.6g\n", NG, ylo, yhi, ylo, w * 0.92 > SET
+  printf "set xrange [0.5:%d.5]; set yrange [%.10g:%.10g]; YLO = %.10g; BARW = %.10g\n", NG, ylo, yhi, ylo, w * 0.92 > SET
   tics = ""
   for (g = 1; g <= NG; g++) { t = GT[g]; sub(/ N/, "\\nN", t); tics = tics (g > 1 ? ", " : "") q(t) " " g }
   print "set xtics (" tics ")" > SET
   legend = ""
   for (i = 1; i <= n; i++) for (g = 1; g <= NG; g++) {
     x = g - 0.42 + (i - 0.5) * w
-    if ((g, R[i]) in V) { printf "%.6g %.6g %d %s %s\n", x, V[g, R[i]], i, q(R[i]), q(fmt(V[g, R[i]])) > DAT; legend = add(legend, R[i]) }
-    else printf "eval barnote(%.6g, %s)\n", x, sq(short(ST[g, R[i]]) == "unsupported" ? "n/a" : short(ST[g, R[i]])) > SET
+    if ((g, R[i]) in V) { printf "%.10g %.10g %d %s %s\n", x, V[g, R[i]], i, q(R[i]), q(fmt(V[g, R[i]])) > DAT; legend = add(legend, R[i]) }
+    else { s = short(ST[g, R[i]]); printf "eval barnote(%.10g, %s)\n", x, sq(R[i] " " (s == "unsupported" ? "n/a" : s)) > SET }
   }
   print "ALLIDS = " q(sortids(IDS)) > SET
   print "LEGEND = " q(sortids(legend)) > SET
@@ -319,7 +369,7 @@ EOF
 
 # ---- helpers ----------------------------------------------------------------------------------
 meta() {  # meta FILE KEY: the first "# KEY: value" line's value
-  sed -n "s/^#[[:space:]]*$2:[[:space:]]*//p" "$1" | head -n 1 | tr -d '"\\\r'
+  sed -n "s/^#[[:space:]]*$2:[[:space:]]*//p" "$1" | head -n 1 | tr -d '"\\\r`'
 }
 device_of() {  # the device name: "# device:", else the first row's device column, else the gpu id
   local f d
@@ -332,22 +382,39 @@ device_of() {  # the device name: "# device:", else the first row's device colum
   done
   printf '%s' "$gpu"
 }
-source_of() {  # "results/x.csv (measured at commit C on D; N later reruns)" for the subtitle
-  local f=$1 c d r rel
-  rel=${f#"$PWD"/}
+provenance() {  # "measured at commit C on D[; rerun: ...]" from a CSV's metadata lines
+  local f=$1 c d r
   c=$(meta "$f" commit); d=$(meta "$f" date); d=${d%%T*}
   r=$(grep -c '^#[[:space:]]*rerun:' "$f")
-  printf '%s (measured at commit %s%s' "$rel" "${c:-unknown}" "${d:+ on $d}"
+  printf 'measured at commit %s%s' "${c:-unknown}" "${d:+ on $d}"
   if [ "$r" -gt 0 ]; then
-    printf '; rerun: %s' "$(sed -n 's/^#[[:space:]]*rerun:[[:space:]]*//p' "$f" | tail -n 1 | sed 's/ on [0-9T:-]*Z*$//' | tr -d '"\\\r')"
-    [ "$r" -gt 1 ] && printf ' and %d earlier' "$((r - 1))"
+    printf '; rerun: %s' "$(sed -n 's/^#[[:space:]]*rerun:[[:space:]]*//p' "$f" | tail -n 1 |
+      tr -d '"\\\r' | sed 's/ on [0-9][0-9T:.-]*Z*$//')"
+    [ "$r" -gt 1 ] && printf ' (and %d earlier)' "$((r - 1))"
   fi
-  printf ')'
 }
-setmeta() {  # setmeta DIR TITLE SUBTITLE
-  { printf 'TITLE = "%s"\n' "$(printf '%s' "$2" | tr -d '"\\')"
-    printf 'SUBTITLE = "%s"\n' "$(printf '%s' "$3" | tr -d '"\\')"
-  } > "$1/meta.gp"
+setmeta() {  # setmeta DIR TITLE CSV...: the title, and a subtitle naming the CSVs and their commits
+  local dir=$1 title=$2 sub="" f same=1 first="" p
+  shift 2
+  for f in "$@"; do p=$(provenance "$f"); [ -z "$first" ] && first=$p; [ "$p" != "$first" ] && same=0; done
+  for f in "$@"; do
+    if [ $same = 1 ] && [ -n "$sub" ] && [ "$(dirname "$f")" = "$(dirname "$1")" ]; then sub="$sub and $(basename "$f")"
+    elif [ $same = 1 ]; then sub="$sub${sub:+ and }${f#"$PWD"/}"
+    else sub="$sub${sub:+\\nand }${f#"$PWD"/} ($(provenance "$f"))"; fi
+  done
+  if [ $same = 1 ]; then sub="numbers from the committed $sub, $first"; else sub="numbers from the committed $sub"; fi
+  # shellcheck disable=SC1003  # (tr deletes quotes and backslashes)
+  { printf 'TITLE = "%s"\n' "$(printf '%s' "$title" | tr -d '"\\`')"
+    printf 'SUBTITLE = "%s"\n' "$(printf '%s' "$sub" | tr -d '"`')"
+  } > "$dir/meta.gp"
+}
+tokens() {  # B·N of a sweep when every rung row has the same, else 0
+  awk -F, '!/^#/ && $1 ~ /^[0-9]/ && $2 != "" { t[$2 * $5] = 1 }
+             END { n = 0; for (k in t) { n++; v = k } print (n == 1 ? v : 0) }' "$1"
+}
+decode_shape() {  # " (Hq = 8, Hkv = 1, d = 128, one query token)" from the first rung row
+  awk -F, '!/^#/ && $1 ~ /^[0-9]/ && $3 != "" {
+    printf " (Hq = %s, Hkv = %s, d = %s, %s)", $3, $4, $7, $5 == 1 ? "one query token" : "N = " $5; exit }' "$1"
 }
 status=0
 draw() {  # draw SCRIPT PNG DIR
@@ -369,20 +436,19 @@ for d in [0-9][0-9]_*/; do
   d=${d%/}; printf '%s %s\n' "${d%%_*}" "$(printf ' %s ' "${d#*_}" | tr '_' ' ' |
     sed 's/ fa\([0-9]\) / FA\1 /; s/ wmma / WMMA /; s/ kv / KV /; s/ br / Br /; s/ q $/ Q /; s/^ //; s/ $//')"
 done > "$names"
+gp() { awk -v NAMES="$names" "$@"; }   # awk with the rung names at hand
 
 for gpu in "${gpus[@]}"; do
   pre=$RES/$gpu-prefill.csv dec=$RES/$gpu-decode.csv art=$RES/$gpu-article.csv
   W=$WORK/$gpu
   rm -rf "$W"; mkdir -p "$W"
   dev=$(device_of "$pre" "$dec" "$art")
-  gp() { awk -v NAMES="$names" "$@"; }
 
   # 1. progression: prefill d=128 N=4096 non-causal; decode B=8 M=16384
   if [ -f "$pre" ] || [ -f "$dec" ]; then
     D=$W/progression; mkdir -p "$D"
-    src=""
-    for f in "$pre" "$dec"; do [ -f "$f" ] && src="$src${src:+ and }$(source_of "$f")"; done
-    setmeta "$D" "$dev: each rung's speedup over rung 00 (the cuBLAS baseline)" "numbers from the committed $src"
+    srcs=(); for f in "$pre" "$dec"; do [ -f "$f" ] && srcs+=("$f"); done
+    setmeta "$D" "$dev: each rung's speedup over rung 00 (the cuBLAS baseline)" "${srcs[@]}"
     p=0
     for spec in "prefill|$pre|d=128 N=4096 causal=0|tflops|TFLOP/s|ceiling-gemm|cuBLAS GEMM ceiling" \
                 "decode|$dec|B=8 M=16384|gbps|GB/s|ceiling-copy|copy ceiling"; do
@@ -394,7 +460,7 @@ for gpu in "${gpus[@]}"; do
            "$AWK_LIB"$'\n'"$AWK_PROGRESSION" "$csv"
       else
         { echo "set title '$panel: no ${csv#"$PWD"/} yet'"
-          echo "HAVE = 0; set xrange [0:1]; set yrange [0:1]; set xtics (); set ytics ()"
+          echo "HAVE = 0; set xrange [0:1]; set yrange [0:1]; unset xtics; unset ytics"
           echo "eval emptynote('no ${csv#"$PWD"/}: run make ladder on a GPU')"; } > "$D/p$p.gp"
       fi
     done
@@ -403,8 +469,9 @@ for gpu in "${gpus[@]}"; do
 
   if [ -f "$pre" ]; then
     # 2. TFLOP/s against N: a row of panels per head dim (64 and 128 when present), causal or not
-    ds=$(awk -F, '!/^#/ && $1 ~ /^[0-9]/ && $7 != "" { print $7 }' "$pre" | sort -nu | tr '\n' ' ')
+    ds=$(awk -F, '!/^#/ && $1 != "rung" && $1 !~ /^ceiling-/ && $7 != "" { print $7 }' "$pre" | sort -nu | tr '\n' ' ')
     sel=""; for d in 64 128; do case " $ds " in *" $d "*) sel="$sel $d" ;; esac; done
+    # shellcheck disable=SC2086  # (a list of numbers, split on purpose)
     [ -z "$sel" ] && sel=$(printf '%s\n' $ds | head -n 2 | tr '\n' ' ')
     [ -z "${sel// /}" ] && sel=128
     panels=""; nr=0
@@ -413,35 +480,36 @@ for gpu in "${gpus[@]}"; do
       panels="$panels${panels:+;}d=$d causal=0|tflops|d = $d, non-causal;d=$d causal=1|tflops|d = $d, causal"
     done
     D=$W/tflops; mkdir -p "$D"
-    setmeta "$D" "$dev: prefill throughput against sequence length" "numbers from the committed $(source_of "$pre")"
-    printf 'NP = %d; NR = %d; NC = 2\n' $((nr * 2)) "$nr" >> "$D/meta.gp"
-    gp -v PANELS="$panels" -v XF=N -v UNIT="TFLOP/s" -v DIR="$D" -v NAME=p -v SET="$D/p-legend.gp" \
+    setmeta "$D" "$dev: prefill throughput against sequence length" "$pre"
+    printf 'NP = %d; NR = %d; NC = 2; TOKENS = %d\n' $((nr * 2)) "$nr" "$(tokens "$pre")" >> "$D/meta.gp"
+    gp -v PANELS="$panels" -v XF=N -v UNIT="TFLOP/s" -v DIR="$D" -v SET="$D/p-legend.gp" \
        "$AWK_LIB"$'\n'"$AWK_SERIES" "$pre"
     draw tflops.gp "$OUT/$gpu-prefill-tflops.png" "$D"
 
     # 3. workspace against N, d=128 non-causal: the whole batch, and per sequence
     D=$W/workspace; mkdir -p "$D"
     setmeta "$D" "$dev: workspace (device memory beyond inputs and outputs), prefill d = 128, non-causal" \
-      "numbers from the committed $(source_of "$pre")"
+      "$pre"
     printf 'NP = 2; NR = 1; NC = 2\n' >> "$D/meta.gp"
-    gp -v PANELS="d=128 causal=0|ws|the whole batch (B·N = 16384 tokens);d=128 causal=0|wsseq|per sequence (÷ B)" \
-       -v XF=N -v UNIT=bytes -v DIR="$D" -v NAME=p -v SET="$D/p-legend.gp" "$AWK_LIB"$'\n'"$AWK_SERIES" "$pre"
+    tok=$(tokens "$pre"); [ "$tok" -gt 0 ] && tok=" (B·N = $tok tokens)" || tok=""
+    gp -v PANELS="d=128 causal=0|ws|the whole batch$tok;d=128 causal=0|wsseq|per sequence (÷ B): S, P ∝ N², l, m ∝ N" \
+       -v XF=N -v UNIT=bytes -v DIR="$D" -v SET="$D/p-legend.gp" "$AWK_LIB"$'\n'"$AWK_SERIES" "$pre"
     draw workspace.gp "$OUT/$gpu-workspace.png" "$D"
   fi
 
   if [ -f "$dec" ]; then
     # 4. decode bandwidth against M, one panel per selected batch size
-    bs=$(awk -F, '!/^#/ && $1 ~ /^[0-9]|^torch/ && $2 != "" { print $2 }' "$dec" | sort -nu | tr '\n' ' ')
+    bs=$(awk -F, '!/^#/ && $1 != "rung" && $1 !~ /^ceiling-/ && $2 != "" { print $2 }' "$dec" | sort -nu | tr '\n' ' ')
     sel=""; for b in 1 8 32 128; do case " $bs " in *" $b "*) sel="$sel $b" ;; esac; done
+    # shellcheck disable=SC2086
     [ -z "$sel" ] && sel=$(printf '%s\n' $bs | head -n 4 | tr '\n' ' ')
     [ -z "${sel// /}" ] && sel=8
     panels=""; np=0
     for b in $sel; do np=$((np + 1)); panels="$panels${panels:+;}B=$b|pctcopy|B = $b"; done
     D=$W/decode; mkdir -p "$D"
-    setmeta "$D" "$dev: decode bandwidth against KV length (Hq = 8, Hkv = 1, d = 128, one query token)" \
-      "numbers from the committed $(source_of "$dec")"
+    setmeta "$D" "$dev: decode bandwidth against KV length$(decode_shape "$dec")" "$dec"
     if [ $np -le 2 ]; then printf 'NP = %d; NR = 1; NC = %d\n' $np $np; else printf 'NP = %d; NR = 2; NC = 2\n' $np; fi >> "$D/meta.gp"
-    gp -v PANELS="$panels" -v XF=M -v UNIT="% of copy ceiling" -v DIR="$D" -v NAME=p -v SET="$D/p-legend.gp" \
+    gp -v PANELS="$panels" -v XF=M -v UNIT="% of copy ceiling" -v DIR="$D" -v SET="$D/p-legend.gp" \
        "$AWK_LIB"$'\n'"$AWK_SERIES" "$dec"
     draw decode.gp "$OUT/$gpu-decode-bandwidth.png" "$D"
   fi
@@ -450,7 +518,7 @@ for gpu in "${gpus[@]}"; do
     # 5. the seed article's shapes
     D=$W/article; mkdir -p "$D"
     setmeta "$D" "$dev: the seed article's shapes, time per rung (lower is better)" \
-      "numbers from the committed $(source_of "$art")"
+      "$art"
     gp -v SET="$D/bars.gp" -v DAT="$D/bars.dat" "$AWK_LIB"$'\n'"$AWK_ARTICLE" "$art"
     draw article.gp "$OUT/$gpu-article.png" "$D"
   fi
