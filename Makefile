@@ -16,7 +16,7 @@ BUILD   := build
 
 NVCC_PATH := $(shell command -v $(NVCC) 2>/dev/null)
 ifeq ($(NVCC_PATH),)
-  ifneq ($(filter-out clean plots,$(or $(MAKECMDGOALS),all)),)
+  ifneq ($(filter-out clean plots splits,$(or $(MAKECMDGOALS),all)),)
     $(error nvcc not found: install the CUDA Toolkit (https://developer.nvidia.com/cuda-downloads) and put its bin/ on PATH, or run make NVCC=/path/to/nvcc)
   endif
 endif
@@ -36,6 +36,7 @@ RUNG_DIRS   := $(sort $(patsubst %/,%,$(dir $(wildcard 0[0-9]_*/*.cu))))
 RUNG_BINS   := $(patsubst %,$(BUILD)/bin/%,$(RUNG_DIRS))
 TEST_SRC    := $(wildcard tests/test_*.c)
 TEST_BIN    := $(BUILD)/bin/cpu_tests
+SIM_BIN     := $(BUILD)/bin/splits_sim
 
 .PHONY: all build stage test ladder plots clean splits
 .DEFAULT_GOAL := all
@@ -44,7 +45,7 @@ all: build
 	@tools/ladder.sh --if-device
 	@tools/plots.sh
 
-build: $(RUNG_BINS) $(TEST_BIN)
+build: $(RUNG_BINS) $(TEST_BIN) $(SIM_BIN)
 
 # --- objects -------------------------------------------------------------------------------
 $(BUILD)/obj/%.o: %.c
@@ -70,6 +71,11 @@ $(TEST_BIN): $(patsubst %.c,$(BUILD)/obj/%.o,$(TEST_SRC)) $(COMMON_OBJ) $(RUNG_C
 	@mkdir -p $(dir $@)
 	$(NVCC) $(ARCH) -o $@ $^ $(LDLIBS)
 
+# Rung 06's split planners on the cost model alone: plain C, no GPU, no nvcc.
+$(SIM_BIN): $(BUILD)/obj/tools/splits_sim.o $(BUILD)/obj/06_split_kv/planner.o
+	@mkdir -p $(dir $@)
+	$(CC) -o $@ $^ -lm
+
 # --- running -------------------------------------------------------------------------------
 # "make stage 3": the number arrives as a second goal; turn it into N and make it a no-op goal.
 ifeq (stage,$(firstword $(MAKECMDGOALS)))
@@ -89,6 +95,10 @@ ladder: build
 	@tools/ladder.sh
 
 plots:
+	@tools/plots.sh
+
+splits: $(SIM_BIN)
+	$(SIM_BIN) > results/splits-sim.csv.tmp && mv results/splits-sim.csv.tmp results/splits-sim.csv
 	@tools/plots.sh
 
 clean:

@@ -64,6 +64,9 @@ typedef struct rung {
     size_t (*workspace_bytes)(const attn_shape *s, const attn_env *env);
     /* launch everything on `stream`; NULL on success, else a message (static storage) */
     const char *(*run)(const attn_args *a, cudaStream_t stream);
+    /* optional (may be NULL): key=value;... facts about how the shape was run (e.g. rung 06's
+     * plan), appended to the report's extra field */
+    void (*describe)(const attn_shape *s, const attn_env *env, char *buf, size_t len);
 } rung;
 
 /* Every rung's .cu defines this NULL-terminated list; the first entry is the rung's default. */

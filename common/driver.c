@@ -135,7 +135,11 @@ static void extra_text(driver *D, const attn_shape *s, const report_row *row, ch
                       row->c.rows_checked, row->c.rows_total);
     if (row->timed) k += snprintf(out + k, n - k, "runs=%d;warmups=%d;", row->t.runs, row->t.warmups);
     if (D->opt.input_mode == INPUT_OUTLIER && k < n) k += snprintf(out + k, n - k, "inputs=outlier;");
-    if (D->env.planner && k < n) k += snprintf(out + k, n - k, "planner=%s;", D->env.planner);
+    if (D->r->describe && k < n) {
+        D->r->describe(s, &D->env, out + k, n - k);
+        k = strlen(out);
+        if (k && k < n - 1 && out[k - 1] != ';') out[k++] = ';', out[k] = 0;
+    }
     if (s->seqlens_k && k < n) {
         long sum = 0;
         int mx = 0;

@@ -2,9 +2,11 @@
 # make ladder: every rung (and variant) over the sweeps, on the GPU, into results/<gpu>-<sweep>.csv.
 # Each CSV starts with the two ceilings (copy bandwidth, cuBLAS GEMM) measured in the same run.
 #
-#   SWEEPS="prefill decode article"  which sweeps/<name>.txt to run (default: all three)
-#   RUNGS="05 06"                    re-measure only these rungs; their old rows are replaced and
-#                                    the other rows (and ceilings) kept, with a '# rerun' line
+#   SWEEPS="prefill decode article varlen"  which sweeps/<name>.txt to run (default: all four;
+#                                    varlen runs rung 06 once per split planner)
+#   RUNGS="05 06 peers"              re-measure only these rungs (peers: the PyTorch rows); their
+#                                    old rows are replaced and the other rows (and ceilings) kept,
+#                                    with a '# rerun' line
 #   --if-device                      (used by make) say "no CUDA device" and succeed without one
 set -u
 cd "$(dirname "$0")/.."
@@ -19,7 +21,7 @@ if [ "$probe" = none ]; then
   exit 1
 fi
 gpu=${probe%% *}
-sweeps=${SWEEPS:-prefill decode article}
+sweeps=${SWEEPS:-prefill decode article varlen}
 export ATTN_COMMIT=${ATTN_COMMIT:-$(git rev-parse --short=12 HEAD 2>/dev/null || echo unknown)$(git diff --quiet HEAD -- 2>/dev/null || echo -dirty)}
 export ATTN_DRIVER=${ATTN_DRIVER:-$(nvidia-smi --query-gpu=driver_version --format=csv,noheader 2>/dev/null | head -n 1)}
 mkdir -p build/ladder results
@@ -28,9 +30,20 @@ for sw in $sweeps; do
   out=build/ladder/$gpu-$sw.csv
   final=results/$gpu-$sw.csv
   rm -f "$out"
+  if [ "$sw" = varlen ]; then
+    rm -f "$out"
+    "$BIN/00_baseline" --ceilings --csv "$out" || rc=1
+    for pl in fa greedy balanced; do
+      echo "== 06 --planner $pl: sweeps/$sw.txt"
+      "$BIN/06_split_kv" --planner $pl --sweep "sweeps/$sw.txt" --csv "$out" ${LADDER_ARGS:-} || rc=1
+    done
+    cp "$out" "$final"
+    echo "wrote $final"
+    continue
+  fi
   if [ -n "${RUNGS:-}" ] && [ -f "$final" ]; then
     # keep every row not being re-measured
-    pat=$(printf '%s\n' $RUNGS | sed 's/^/^/; s/$/[a-z]*,/' | paste -sd'|')
+    pat=$(printf '%s\n' $RUNGS | sed 's/^peers$/torch-[a-z]*/; s/^/^/; s/$/[a-z]*,/' | paste -sd'|')
     grep -Ev "$pat" "$final" > "$out"
     echo "# rerun: rungs $RUNGS at commit $ATTN_COMMIT on $(date -u +%Y-%m-%dT%H:%M:%SZ)" >> "$out"
   else
@@ -44,7 +57,8 @@ for sw in $sweeps; do
       "$b" --variant "$v" --sweep "sweeps/$sw.txt" --csv "$out" ${LADDER_ARGS:-} || rc=1
     done
   done
-  if [ -z "${RUNGS:-}" ] && [ -x tools/peers.py ] && python3 -c 'import torch' 2>/dev/null; then
+  if { [ -z "${RUNGS:-}" ] || printf '%s\n' $RUNGS | grep -qx peers; } &&
+     [ -x tools/peers.py ] && python3 -c 'import torch' 2>/dev/null; then
     echo "== peers (PyTorch SDPA): sweeps/$sw.txt"
     python3 tools/peers.py --sweep "sweeps/$sw.txt" --csv "$out" || echo "peers failed (optional; rows left out)"
   fi

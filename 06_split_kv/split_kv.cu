@@ -1,0 +1,531 @@
+/* Rung 06: Flash-Decoding. Split each request's KV cache across CTAs, write partial (O, LSE),
+ * merge the partials with their LSE weights; plan the split on the CPU so that no SM waits.
+ *
+ * Why: a decode step brings Nq = 1..16 query tokens per request. Rung 05 gives each request and
+ * head one CTA with mostly empty query rows, so B * Hq CTAs (8 for B = 1) stream the whole KV
+ * cache while the other SMs idle. Decode is memory-bound: the goal is the copy bandwidth.
+ *
+ * What changed against rung 05:
+ *   - GQA packing: the g = Hq/Hkv query heads that share a KV head, times the Nq tokens, are the
+ *     rows of one tile (row r = head-in-group * Nq + token, contiguous in Q and O), so each K/V
+ *     element is read once per KV head instead of once per query head.
+ *   - The work unit is a segment: a contiguous range of 128-key KV blocks of one sequence (one
+ *     request, KV head and group of up to 32 rows). The planner (planner.c) assigns segments to
+ *     CTAs; a CTA may walk several (the balanced planner cuts across requests).
+ *   - Warps split the keys, not the rows: each 64-key tile is four 16-key slices, one per warp;
+ *     every warp keeps its own O, m, l for all the rows, and the four are merged at the end of a
+ *     segment through shared memory with the {m, d} merge.
+ *   - A four-stage cp.async pipeline keeps about 96 KB of K/V in flight per SM (d = 128).
+ *   - A sequence covered by one segment writes O and LSE directly; otherwise each segment writes a
+ *     float32 partial O (normalized) and its LSE, and the combine kernel merges them.
+ *
+ * Grid: one CTA per plan entry; block: 4 warps. Shared memory: Q tile RG x d (RG = 16 or 32
+ * packed rows), STAGES x (K tile 64 x d + V tile 64 x d), all XOR-swizzled (common/tiles.cuh);
+ * after a segment the K/V stages are reused as float32 scratch for the four warps' O. */
+#include <cuda_fp16.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "../common/attn.h"
+#include "../common/check_cuda.h"
+#include "../common/mma.cuh"
+#include "../common/tiles.cuh"
+#include "planner.h"
+#include "combine.h"
+
+#define SK_WARPS 4
+#define SK_THREADS (SK_WARPS * 32)
+#define SK_TILE 64            /* keys per pipeline stage: 16 per warp */
+#define SK_STAGES 4
+#define SK_BLOCK 128          /* keys per KV block: the planner's unit */
+#define LOG2E 1.4426950408889634f
+#define LN2 0.6931471805599453f
+
+/* The plan as the kernel reads it (device copies of split_plan's arrays). */
+typedef struct sk_plan {
+    const int *cta_seg;       /* n_ctas + 1 */
+    const int4 *segs;         /* {seq, blk_begin, blk_end, part} */
+    const int *seq_part;      /* n_seqs + 1 */
+    float *part_o;            /* [n_parts][RG][d], normalized by its own l */
+    float *part_lse;          /* [n_parts][RG] */
+} sk_plan;
+
+typedef struct sk_params {
+    const __half *q, *k, *v;
+    __half *o;
+    float *lse;
+    const int *seqlens_k;
+    int Hq, Hkv, N, M, causal, g, rows, n_rg;
+    float scale_log2;
+} sk_params;
+
+template <int D, int MT>
+struct sk_smem {
+    static constexpr int RG = 16 * MT;
+    static constexpr size_t q = (size_t)RG * D * 2;
+    static constexpr size_t stage = (size_t)2 * SK_TILE * D * 2;          /* K + V */
+    static constexpr size_t ml = (size_t)2 * SK_WARPS * RG * 4;
+    static constexpr size_t bytes = q + SK_STAGES * stage + ml;
+    static_assert((size_t)SK_WARPS * RG * D * 4 <= SK_STAGES * stage, "scratch fits in the stages");
+};
+
+template <int D, int MT>
+__global__ void __launch_bounds__(SK_THREADS)
+split_kv_kernel(sk_params p, sk_plan plan)
+{
+    constexpr int RG = 16 * MT, DT = D / 8;
+    typedef sk_smem<D, MT> L;
+    extern __shared__ __align__(1024) unsigned char smem_raw[];
+    __half *sQ = reinterpret_cast<__half *>(smem_raw);
+    __half *sKV = reinterpret_cast<__half *>(smem_raw + L::q);          /* stage s: K then V */
+    float *scratch = reinterpret_cast<float *>(sKV);                     /* [warp][RG][D] */
+    float *sM = reinterpret_cast<float *>(smem_raw + L::q + SK_STAGES * L::stage);
+    float *sL = sM + SK_WARPS * RG;
+
+    const int warp = threadIdx.x / 32, lane = threadIdx.x % 32, g = lane / 4, t = lane % 4;
+    /* ldmatrix lane bases (see fa2.cu): Q rows, this warp's 16 keys of a K / V stage */
+    const uint32_t q_lane = smem_addr(sQ + tile_off<D, true>(lane % 16, (lane / 16) * 8));
+    const uint32_t k_lane = smem_addr(sKV + tile_off<D, true>(warp * 16 + (lane % 8) + (lane / 16) * 8, ((lane / 8) % 2) * 8));
+    const uint32_t v_lane = smem_addr(sKV + SK_TILE * D + tile_off<D, true>(warp * 16 + (lane % 8) + ((lane / 8) % 2) * 8, (lane / 16) * 8));
+    constexpr uint32_t STAGE_BYTES = (uint32_t)L::stage;
+
+    for (int si = plan.cta_seg[blockIdx.x]; si < plan.cta_seg[blockIdx.x + 1]; si++) {
+        const int4 seg = plan.segs[si];
+        const int seq = seg.x, rg = seq % p.n_rg, bk = seq / p.n_rg;
+        const int kvh = bk % p.Hkv, b = bk / p.Hkv;
+        const int mk = p.seqlens_k ? p.seqlens_k[b] : p.M;
+        const int k_lo = seg.y * SK_BLOCK, k_hi = min(seg.z * SK_BLOCK, mk);
+        const int n_tiles = (k_hi - k_lo + SK_TILE - 1) / SK_TILE;
+        const int r0 = rg * RG;                              /* first packed row of the group */
+        const size_t q_row0 = ((size_t)b * p.Hq + (size_t)kvh * p.g) * p.N + r0;   /* rows contiguous */
+        const __half *k_ptr = p.k + (((size_t)b * p.Hkv + kvh) * p.M + k_lo) * D;
+        const __half *v_ptr = p.v + (((size_t)b * p.Hkv + kvh) * p.M + k_lo) * D;
+        const int causal_from = p.causal ? mk - p.N + 1 : mk;   /* keys >= this may be masked */
+
+        load_tile<D, RG, SK_THREADS, true, true>(sQ, p.q + q_row0 * D, p.rows - r0);
+#pragma unroll
+        for (int s = 0; s < SK_STAGES - 1; s++) {
+            if (s < n_tiles) {
+                __half *st = sKV + s * (L::stage / 2);
+                load_tile<D, SK_TILE, SK_THREADS, true, true>(st, k_ptr + (size_t)s * SK_TILE * D, k_hi - k_lo - s * SK_TILE);
+                load_tile<D, SK_TILE, SK_THREADS, true, true>(st + SK_TILE * D, v_ptr + (size_t)s * SK_TILE * D, k_hi - k_lo - s * SK_TILE);
+            }
+            cp_async_commit();
+        }
+
+        float o[MT][DT][4], m_run[MT][2], l_run[MT][2];
+#pragma unroll
+        for (int mt = 0; mt < MT; mt++) {
+#pragma unroll
+            for (int dt = 0; dt < DT; dt++) o[mt][dt][0] = o[mt][dt][1] = o[mt][dt][2] = o[mt][dt][3] = 0.0f;
+            m_run[mt][0] = m_run[mt][1] = -INFINITY;
+            l_run[mt][0] = l_run[mt][1] = 0.0f;
+        }
+
+        for (int j = 0; j < n_tiles; j++) {
+            cp_async_wait<SK_STAGES - 2>();   /* tile j has landed (this thread's part) */
+            __syncthreads();                  /* ...everyone's part; and tile j - 1 is consumed */
+            {
+                const int nj = j + SK_STAGES - 1;
+                if (nj < n_tiles) {
+                    __half *st = sKV + (nj % SK_STAGES) * (L::stage / 2);
+                    load_tile<D, SK_TILE, SK_THREADS, true, true>(st, k_ptr + (size_t)nj * SK_TILE * D, k_hi - k_lo - nj * SK_TILE);
+                    load_tile<D, SK_TILE, SK_THREADS, true, true>(st + SK_TILE * D, v_ptr + (size_t)nj * SK_TILE * D, k_hi - k_lo - nj * SK_TILE);
+                }
+                cp_async_commit();
+            }
+            const uint32_t stage_off = (uint32_t)(j % SK_STAGES) * STAGE_BYTES;
+
+            /* S = Q K^T: all RG rows x this warp's 16 keys */
+            float s[MT][2][4];
+#pragma unroll
+            for (int mt = 0; mt < MT; mt++)
+#pragma unroll
+                for (int nt = 0; nt < 2; nt++) s[mt][nt][0] = s[mt][nt][1] = s[mt][nt][2] = s[mt][nt][3] = 0.0f;
+#pragma unroll
+            for (int kk = 0; kk < D; kk += 16) {
+                uint32_t bk[4];
+                ldmatrix_x4(bk, (k_lane + stage_off) ^ ((kk / 8) * 16));
+#pragma unroll
+                for (int mt = 0; mt < MT; mt++) {
+                    uint32_t a[4];
+                    ldmatrix_x4(a, (q_lane + mt * 16 * D * 2) ^ ((kk / 8) * 16));
+                    mma_16816(s[mt][0], a, bk[0], bk[1]);
+                    mma_16816(s[mt][1], a, bk[2], bk[3]);
+                }
+            }
+
+            /* masks: past the segment's keys, and the causal corner (Nq > 1, last keys only) */
+            const int key0 = k_lo + j * SK_TILE + warp * 16;
+            if (key0 + 16 > k_hi || key0 + 16 > causal_from) {
+#pragma unroll
+                for (int mt = 0; mt < MT; mt++)
+#pragma unroll
+                    for (int nt = 0; nt < 2; nt++)
+#pragma unroll
+                        for (int e = 0; e < 4; e++) {
+                            const int key = key0 + nt * 8 + 2 * t + (e & 1);
+                            const int qi = (r0 + mt * 16 + g + (e >= 2 ? 8 : 0)) % p.N;   /* token */
+                            if (key >= k_hi || (p.causal && key > qi + mk - p.N)) s[mt][nt][e] = -INFINITY;
+                        }
+            }
+
+            /* online softmax over this warp's keys, log2 units (as in rung 05) */
+#pragma unroll
+            for (int mt = 0; mt < MT; mt++)
+#pragma unroll
+                for (int hi = 0; hi < 2; hi++) {
+                    float mx = fmaxf(fmaxf(s[mt][0][2 * hi], s[mt][0][2 * hi + 1]),
+                                     fmaxf(s[mt][1][2 * hi], s[mt][1][2 * hi + 1]));
+                    mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 1));
+                    mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 2));
+                    const float m_new = fmaxf(m_run[mt][hi], mx * p.scale_log2);
+                    const float m_use = m_new == -INFINITY ? 0.0f : m_new;
+                    const float alpha = fast_exp2(m_run[mt][hi] - m_use);
+                    m_run[mt][hi] = m_new;
+                    float sum = 0.0f;
+#pragma unroll
+                    for (int nt = 0; nt < 2; nt++)
+#pragma unroll
+                        for (int e = 0; e < 2; e++) {
+                            float pe = fast_exp2(fmaf(s[mt][nt][2 * hi + e], p.scale_log2, -m_use));
+                            s[mt][nt][2 * hi + e] = pe;
+                            sum += pe;
+                        }
+                    l_run[mt][hi] = l_run[mt][hi] * alpha + sum;
+#pragma unroll
+                    for (int dt = 0; dt < DT; dt++) {
+                        o[mt][dt][2 * hi] *= alpha;
+                        o[mt][dt][2 * hi + 1] *= alpha;
+                    }
+                }
+
+            /* O += P V over this warp's 16 keys (one k16 step) */
+            uint32_t a[MT][4];
+#pragma unroll
+            for (int mt = 0; mt < MT; mt++) {
+                a[mt][0] = pack_half2(s[mt][0][0], s[mt][0][1]);
+                a[mt][1] = pack_half2(s[mt][0][2], s[mt][0][3]);
+                a[mt][2] = pack_half2(s[mt][1][0], s[mt][1][1]);
+                a[mt][3] = pack_half2(s[mt][1][2], s[mt][1][3]);
+            }
+#pragma unroll
+            for (int dt = 0; dt < DT; dt += 2) {
+                uint32_t bv[4];
+                ldmatrix_x4_trans(bv, (v_lane + stage_off) ^ (dt * 16));
+#pragma unroll
+                for (int mt = 0; mt < MT; mt++) {
+                    mma_16816(o[mt][dt], a[mt], bv[0], bv[1]);
+                    mma_16816(o[mt][dt + 1], a[mt], bv[2], bv[3]);
+                }
+            }
+        }
+
+        /* ---- merge the four warps' (O, m, l) of every row: the {m, d} merge, through smem ---- */
+        cp_async_wait<0>();
+        __syncthreads();                      /* the stages are free: reuse them as scratch */
+#pragma unroll
+        for (int mt = 0; mt < MT; mt++)
+#pragma unroll
+            for (int hi = 0; hi < 2; hi++) {
+                float l = l_run[mt][hi];
+                l += __shfl_xor_sync(0xffffffffu, l, 1);
+                l += __shfl_xor_sync(0xffffffffu, l, 2);
+                const int r = mt * 16 + g + hi * 8;
+                if (t == 0) { sM[warp * RG + r] = m_run[mt][hi]; sL[warp * RG + r] = l; }
+                float *orow = scratch + ((size_t)warp * RG + r) * D;
+#pragma unroll
+                for (int dt = 0; dt < DT; dt++)
+                    *reinterpret_cast<float2 *>(orow + dt * 8 + 2 * t) = make_float2(o[mt][dt][2 * hi], o[mt][dt][2 * hi + 1]);
+            }
+        __syncthreads();
+        for (int e = threadIdx.x; e < RG * D; e += SK_THREADS) {
+            const int r = e / D, c = e % D;
+            if (r0 + r >= p.rows) break;       /* rows are in order: the rest are padding */
+            float m = -INFINITY;
+#pragma unroll
+            for (int w = 0; w < SK_WARPS; w++) m = fmaxf(m, sM[w * RG + r]);
+            const float m_use = m == -INFINITY ? 0.0f : m;
+            float l = 0.0f, acc = 0.0f;
+#pragma unroll
+            for (int w = 0; w < SK_WARPS; w++) {
+                const float f = fast_exp2(sM[w * RG + r] - m_use);
+                l += sL[w * RG + r] * f;
+                acc += scratch[((size_t)w * RG + r) * D + c] * f;
+            }
+            const float val = l > 0.0f ? acc / l : 0.0f;
+            const float lse = l > 0.0f ? (m + log2f(l)) * LN2 : -INFINITY;
+            if (seg.w < 0) {
+                p.o[(q_row0 + r) * D + c] = __float2half_rn(val);
+                if (c == 0) p.lse[q_row0 + r] = lse;
+            } else {
+                plan.part_o[((size_t)seg.w * RG + r) * D + c] = val;
+                if (c == 0) plan.part_lse[(size_t)seg.w * RG + r] = lse;
+            }
+        }
+        __syncthreads();                      /* scratch and sQ are rewritten by the next segment */
+    }
+}
+
+/* Merge the partials of each split sequence: one CTA per (sequence, row). The weights come from
+ * combine.h, the same code the CPU test checks against the unsplit softmax. */
+template <int D, int RG>
+__global__ void __launch_bounds__(128)
+combine_kernel(sk_params p, sk_plan plan, int max_parts)
+{
+    extern __shared__ float w[];                          /* max_parts weights */
+    __shared__ float lse_all;
+    const int seq = blockIdx.x, r = blockIdx.y;
+    const int p0 = plan.seq_part[seq], n = plan.seq_part[seq + 1] - p0;
+    const int rg = seq % p.n_rg, bk = seq / p.n_rg, kvh = bk % p.Hkv, b = bk / p.Hkv;
+    if (n == 0 || rg * RG + r >= p.rows) return;          /* written directly, or a padding row */
+    for (int c = threadIdx.x; c < n; c += blockDim.x) w[c] = plan.part_lse[(size_t)(p0 + c) * RG + r];
+    __syncthreads();
+    if (threadIdx.x == 0) lse_all = combine_weights(w, n, w);
+    __syncthreads();
+    const size_t row = ((size_t)b * p.Hq + (size_t)kvh * p.g) * p.N + rg * RG + r;
+    for (int c = threadIdx.x; c < D; c += blockDim.x) {
+        float acc = 0.0f;
+        for (int k = 0; k < n; k++) acc += w[k] * plan.part_o[((size_t)(p0 + k) * RG + r) * D + c];
+        p.o[row * D + c] = __float2half_rn(acc);
+    }
+    if (threadIdx.x == 0) p.lse[row] = lse_all;
+    (void)max_parts;
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* Host side: the plan, its cache, the workspace, the launches.                                */
+
+typedef void (*sk_kernel_fn)(sk_params, sk_plan);
+typedef void (*sk_combine_fn)(sk_params, sk_plan, int);
+
+typedef struct sk_variant {
+    sk_kernel_fn kernel;
+    sk_combine_fn combine;
+    size_t smem;
+    int rg;
+} sk_variant;
+
+static int sk_pick(int d, int rows, sk_variant *v)
+{
+    int mt = rows <= 16 ? 1 : 2;
+    if (d == 64 && mt == 1) { *v = (sk_variant){split_kv_kernel<64, 1>, combine_kernel<64, 16>, sk_smem<64, 1>::bytes, 16}; return 1; }
+    if (d == 64 && mt == 2) { *v = (sk_variant){split_kv_kernel<64, 2>, combine_kernel<64, 32>, sk_smem<64, 2>::bytes, 32}; return 1; }
+    if (d == 128 && mt == 1) { *v = (sk_variant){split_kv_kernel<128, 1>, combine_kernel<128, 16>, sk_smem<128, 1>::bytes, 16}; return 1; }
+    if (d == 128 && mt == 2) { *v = (sk_variant){split_kv_kernel<128, 2>, combine_kernel<128, 32>, sk_smem<128, 2>::bytes, 32}; return 1; }
+    return 0;
+}
+
+static const char *planner_of(const attn_env *env) { return env->planner ? env->planner : planner_default; }
+
+static int known_planner(const char *name)
+{
+    for (int i = 0; planner_names[i]; i++)
+        if (!strcmp(planner_names[i], name)) return 1;
+    return 0;
+}
+
+/* CTAs that run at once: SMs x CTAs per SM for this kernel (the planner's "SMs"). */
+static int sk_slots(const attn_env *env, const sk_variant *v)
+{
+    int per_sm = 1;
+    if (cudaFuncSetAttribute(v->kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)v->smem) != cudaSuccess ||
+        cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, v->kernel, SK_THREADS, v->smem) != cudaSuccess ||
+        per_sm < 1) {
+        cudaGetLastError();
+        per_sm = 1;
+    }
+    return env->sm_count * per_sm;
+}
+
+/* The sequences: (request, KV head, row group), each with its number of KV blocks. */
+static int *sk_sequences(const attn_shape *s, int rg, int *n_seqs)
+{
+    const int rows = (s->Hq / s->Hkv) * s->N, n_rg = (rows + rg - 1) / rg;
+    *n_seqs = s->B * s->Hkv * n_rg;
+    int *blocks = (int *)malloc(sizeof(int) * *n_seqs);
+    for (int b = 0; b < s->B; b++)
+        for (int i = 0; i < s->Hkv * n_rg; i++)
+            blocks[b * s->Hkv * n_rg + i] = (attn_kv_len(s, b) + SK_BLOCK - 1) / SK_BLOCK;
+    return blocks;
+}
+
+/* Device layout of the workspace: plan arrays, then partial LSE, then partial O. */
+typedef struct sk_layout {
+    size_t seg_off, cta_off, seqp_off, lse_off, o_off, total;
+} sk_layout;
+
+static sk_layout sk_layout_of(const split_plan *pl, int rg, int d)
+{
+    sk_layout L;
+    size_t at = 0;
+    L.seg_off = at;  at += sizeof(int4) * (size_t)pl->n_segs;
+    L.cta_off = at;  at += sizeof(int) * (size_t)(pl->n_ctas + 1);
+    L.seqp_off = at; at += sizeof(int) * (size_t)(pl->n_seqs + 1);
+    at = (at + 255) & ~(size_t)255;
+    L.lse_off = at;  at += sizeof(float) * (size_t)pl->n_parts * rg;
+    at = (at + 255) & ~(size_t)255;
+    L.o_off = at;    at += sizeof(float) * (size_t)pl->n_parts * rg * d;
+    L.total = at;
+    return L;
+}
+
+static int sk_plan_for(const attn_shape *s, const attn_env *env, const sk_variant *v, split_plan *pl)
+{
+    int n_seqs;
+    int *blocks = sk_sequences(s, v->rg, &n_seqs);
+    int rc = plan_splits(planner_of(env), blocks, n_seqs, sk_slots(env, v), pl);
+    free(blocks);
+    return rc;
+}
+
+static int sk_unsupported(const attn_shape *s, const attn_env *env, char *why, size_t n)
+{
+    sk_variant v;
+    if (s->dtype != ATTN_F16) { snprintf(why, n, "rung 06 is written for float16 storage"); return 1; }
+    if (s->N > 16) {
+        snprintf(why, n, "rung 06 is the decode kernel: N = %d query tokens per request; it takes 1..16 "
+                 "(prefill is rung 05's job)", s->N);
+        return 1;
+    }
+    if (!sk_pick(s->d, (s->Hq / s->Hkv) * s->N, &v)) {
+        snprintf(why, n, "rung 06 is built for d = 64 and 128 (d = %d)", s->d);
+        return 1;
+    }
+    if (!known_planner(planner_of(env))) {
+        snprintf(why, n, "unknown planner '%s' (fa, greedy, balanced)", planner_of(env));
+        return 1;
+    }
+    if (v.smem > env->smem_per_block_optin || env->cc_major < 8) {
+        snprintf(why, n, "needs compute capability 8.0+ and %zu KB of shared memory per block", v.smem / 1024);
+        return 1;
+    }
+    return 0;
+}
+
+static size_t sk_workspace(const attn_shape *s, const attn_env *env)
+{
+    sk_variant v;
+    split_plan pl;
+    if (!sk_pick(s->d, (s->Hq / s->Hkv) * s->N, &v) || sk_plan_for(s, env, &v, &pl)) return 0;
+    size_t bytes = sk_layout_of(&pl, v.rg, s->d).total;
+    plan_free(&pl);
+    return bytes;
+}
+
+/* The plan depends only on the batch's lengths, the GPU and the planner: it is computed and
+ * uploaded once per batch composition and reused while they stay the same (a serving loop would
+ * plan on the GPU every step; FlashAttention-3 does that in a small kernel of its own). */
+typedef struct sk_cache {
+    void *workspace;
+    char planner[16];
+    int B, Hq, Hkv, N, M, d, sms;
+    int *seqlens;
+    split_plan plan;
+    int4 *segs;
+    int valid;
+} sk_cache;
+static sk_cache cache;
+
+static int cache_hit(const attn_args *a, const char *planner)
+{
+    const attn_shape *s = &a->shape;
+    if (!cache.valid || cache.workspace != a->workspace || strcmp(cache.planner, planner) ||
+        cache.B != s->B || cache.Hq != s->Hq || cache.Hkv != s->Hkv || cache.N != s->N ||
+        cache.M != s->M || cache.d != s->d || cache.sms != a->env.sm_count)
+        return 0;
+    for (int b = 0; b < s->B; b++)
+        if (cache.seqlens[b] != attn_kv_len(s, b)) return 0;
+    return 1;
+}
+
+static const char *sk_run(const attn_args *a, cudaStream_t st)
+{
+    const attn_shape *s = &a->shape;
+    sk_variant v;
+    if (!sk_pick(s->d, (s->Hq / s->Hkv) * s->N, &v)) return "rung 06: unsupported head dim";
+    const char *planner = planner_of(&a->env);
+    if (!cache_hit(a, planner)) {
+        if (cache.valid) { plan_free(&cache.plan); free(cache.seqlens); cache.valid = 0; }
+        if (sk_plan_for(s, &a->env, &v, &cache.plan)) return "rung 06: the planner failed";
+        sk_layout L = sk_layout_of(&cache.plan, v.rg, s->d);
+        if (L.total > a->workspace_bytes) return "rung 06: workspace smaller than the plan";
+        /* Asynchronous on the rung's stream, so the kernels below are ordered after the copies;
+         * the host arrays stay alive in the cache. */
+        free(cache.segs);
+        cache.segs = (int4 *)malloc(sizeof(int4) * cache.plan.n_segs);
+        for (int i = 0; i < cache.plan.n_segs; i++) {
+            const split_segment *g = &cache.plan.segs[i];
+            cache.segs[i] = make_int4(g->seq, g->blk_begin, g->blk_end, g->part);
+        }
+        char *ws = (char *)a->workspace;
+        RUNG_CUDA(cudaMemcpyAsync(ws + L.seg_off, cache.segs, sizeof(int4) * cache.plan.n_segs, cudaMemcpyHostToDevice, st));
+        RUNG_CUDA(cudaMemcpyAsync(ws + L.cta_off, cache.plan.cta_seg, sizeof(int) * (cache.plan.n_ctas + 1), cudaMemcpyHostToDevice, st));
+        RUNG_CUDA(cudaMemcpyAsync(ws + L.seqp_off, cache.plan.seq_part, sizeof(int) * (cache.plan.n_seqs + 1), cudaMemcpyHostToDevice, st));
+        cache.workspace = a->workspace;
+        snprintf(cache.planner, sizeof cache.planner, "%s", planner);
+        cache.B = s->B; cache.Hq = s->Hq; cache.Hkv = s->Hkv; cache.N = s->N; cache.M = s->M; cache.d = s->d;
+        cache.sms = a->env.sm_count;
+        cache.seqlens = (int *)malloc(sizeof(int) * s->B);
+        for (int b = 0; b < s->B; b++) cache.seqlens[b] = attn_kv_len(s, b);
+        cache.valid = 1;
+    }
+    const split_plan *pl = &cache.plan;
+    sk_layout L = sk_layout_of(pl, v.rg, s->d);
+    char *ws = (char *)a->workspace;
+
+    sk_params p;
+    p.q = (const __half *)a->q; p.k = (const __half *)a->k; p.v = (const __half *)a->v;
+    p.o = (__half *)a->o; p.lse = a->lse; p.seqlens_k = a->seqlens_k;
+    p.Hq = s->Hq; p.Hkv = s->Hkv; p.N = s->N; p.M = s->M; p.causal = s->causal;
+    p.g = s->Hq / s->Hkv; p.rows = p.g * s->N; p.n_rg = (p.rows + v.rg - 1) / v.rg;
+    p.scale_log2 = s->scale * LOG2E;
+    sk_plan dp;
+    dp.segs = (const int4 *)(ws + L.seg_off);
+    dp.cta_seg = (const int *)(ws + L.cta_off);
+    dp.seq_part = (const int *)(ws + L.seqp_off);
+    dp.part_lse = (float *)(ws + L.lse_off);
+    dp.part_o = (float *)(ws + L.o_off);
+
+    RUNG_CUDA(cudaFuncSetAttribute(v.kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)v.smem));
+    v.kernel<<<pl->n_ctas, SK_THREADS, v.smem, st>>>(p, dp);
+    RUNG_LAUNCHED(split_kv_kernel);
+    if (pl->n_parts > 0) {
+        int max_parts = 0;
+        for (int q = 0; q < pl->n_seqs; q++)
+            if (pl->seq_part[q + 1] - pl->seq_part[q] > max_parts) max_parts = pl->seq_part[q + 1] - pl->seq_part[q];
+        dim3 grid(pl->n_seqs, v.rg);
+        v.combine<<<grid, 128, sizeof(float) * max_parts, st>>>(p, dp, max_parts);
+        RUNG_LAUNCHED(combine_kernel);
+    }
+    return NULL;
+}
+
+/* For the report: the plan the launch used and the cost model's makespan for it. */
+static void sk_describe(const attn_shape *s, const attn_env *env, char *buf, size_t n)
+{
+    sk_variant v;
+    split_plan pl;
+    buf[0] = 0;
+    if (!sk_pick(s->d, (s->Hq / s->Hkv) * s->N, &v)) return;
+    int slots = sk_slots(env, &v);
+    if (sk_plan_for(s, env, &v, &pl)) return;
+    long total = 0;
+    int n_seqs;
+    int *blocks = sk_sequences(s, v.rg, &n_seqs);
+    for (int i = 0; i < n_seqs; i++) total += blocks[i];
+    free(blocks);
+    snprintf(buf, n, "planner=%s;slots=%d;ctas=%d;segments=%d;partials=%d;kv_blocks=%ld;makespan=%ld;ideal=%ld",
+             planner_of(env), slots, pl.n_ctas, pl.n_segs, pl.n_parts, total, pl.makespan,
+             (total + slots - 1) / slots);
+    plan_free(&pl);
+}
+
+static const rung rung_06 = {
+    "06", "split-KV (Flash-Decoding)",
+    "decode: GQA rows packed per KV head; KV split across CTAs by a planner; partials merged by LSE",
+    sk_unsupported, sk_workspace, sk_run, sk_describe,
+};
+
+extern "C" const rung *const rung_variants[] = {&rung_06, NULL};
