@@ -33,6 +33,7 @@
 #include "../common/tiles.cuh"
 #include "planner.h"
 #include "combine.h"
+#include "../common/reduce.cuh"
 
 #define SK_WARPS 4
 #define SK_THREADS (SK_WARPS * 32)
@@ -47,6 +48,7 @@ typedef struct sk_plan {
     const int *cta_seg;       /* n_ctas + 1 */
     const int4 *segs;         /* {seq, blk_begin, blk_end, part} */
     const int *seq_part;      /* n_seqs + 1 */
+    const int *split_seqs;    /* the sequences that have partials (the combine kernel's grid) */
     float *part_o;            /* [n_parts][RG][d], normalized by its own l */
     float *part_lse;          /* [n_parts][RG] */
 } sk_plan;
@@ -268,37 +270,52 @@ split_kv_kernel(sk_params p, sk_plan plan)
     }
 }
 
-/* Merge the partials of each split sequence: one CTA per (sequence, row). The weights come from
- * combine.h, the same code the CPU test checks against the unsplit softmax. */
+/* Merge the partials of each split sequence: one CTA per (split sequence, row), 4 warps.
+ * The row's {m, d} over the partials' LSEs comes from a block reduction (common/reduce.cuh);
+ * then warp w sums the partials w, w + 4, ... with weights combine_weight() (combine.h, the code
+ * the CPU test checks against the unsplit softmax), each lane owning D/32 adjacent columns, and
+ * the four warps' sums are added in a fixed order (same bits every launch). */
 template <int D, int RG>
 __global__ void __launch_bounds__(128)
-combine_kernel(sk_params p, sk_plan plan, int max_parts)
+combine_kernel(sk_params p, sk_plan plan)
 {
-    extern __shared__ float w[];                          /* max_parts weights */
-    __shared__ float lse_all;
-    const int seq = blockIdx.x, r = blockIdx.y;
-    const int p0 = plan.seq_part[seq], n = plan.seq_part[seq + 1] - p0;
+    constexpr int CPL = D / 32;                            /* columns per lane */
+    __shared__ float part_sum[4][D];
+    const int seq = plan.split_seqs[blockIdx.x], r = blockIdx.y;
     const int rg = seq % p.n_rg, bk = seq / p.n_rg, kvh = bk % p.Hkv, b = bk / p.Hkv;
-    if (n == 0 || rg * RG + r >= p.rows) return;          /* written directly, or a padding row */
-    for (int c = threadIdx.x; c < n; c += blockDim.x) w[c] = plan.part_lse[(size_t)(p0 + c) * RG + r];
-    __syncthreads();
-    if (threadIdx.x == 0) lse_all = combine_weights(w, n, w);
+    if (rg * RG + r >= p.rows) return;                     /* a padding row (uniform per block) */
+    const int p0 = plan.seq_part[seq], n = plan.seq_part[seq + 1] - p0;
+    const float *lse = plan.part_lse + (size_t)p0 * RG + r;
+
+    md_t st = md_identity();
+    for (int k = threadIdx.x; k < n; k += blockDim.x) st = md_merge(st, md_of(lse[(size_t)k * RG]));
+    st = block_md(st);
+
+    const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+    float acc[CPL];
+#pragma unroll
+    for (int c = 0; c < CPL; c++) acc[c] = 0.0f;
+#pragma unroll 4
+    for (int k = warp; k < n; k += 4) {
+        const float w = combine_weight(lse[(size_t)k * RG], st);
+        const float *src = plan.part_o + ((size_t)(p0 + k) * RG + r) * D + lane * CPL;
+#pragma unroll
+        for (int c = 0; c < CPL; c++) acc[c] += w * src[c];
+    }
+#pragma unroll
+    for (int c = 0; c < CPL; c++) part_sum[warp][lane * CPL + c] = acc[c];
     __syncthreads();
     const size_t row = ((size_t)b * p.Hq + (size_t)kvh * p.g) * p.N + rg * RG + r;
-    for (int c = threadIdx.x; c < D; c += blockDim.x) {
-        float acc = 0.0f;
-        for (int k = 0; k < n; k++) acc += w[k] * plan.part_o[((size_t)(p0 + k) * RG + r) * D + c];
-        p.o[row * D + c] = __float2half_rn(acc);
-    }
-    if (threadIdx.x == 0) p.lse[row] = lse_all;
-    (void)max_parts;
+    for (int c = threadIdx.x; c < D; c += blockDim.x)
+        p.o[row * D + c] = __float2half_rn(((part_sum[0][c] + part_sum[1][c]) + part_sum[2][c]) + part_sum[3][c]);
+    if (threadIdx.x == 0) p.lse[row] = md_lse(st);
 }
 
 /* ------------------------------------------------------------------------------------------ */
 /* Host side: the plan, its cache, the workspace, the launches.                                */
 
 typedef void (*sk_kernel_fn)(sk_params, sk_plan);
-typedef void (*sk_combine_fn)(sk_params, sk_plan, int);
+typedef void (*sk_combine_fn)(sk_params, sk_plan);
 
 typedef struct sk_variant {
     sk_kernel_fn kernel;
@@ -353,7 +370,7 @@ static int *sk_sequences(const attn_shape *s, int rg, int *n_seqs)
 
 /* Device layout of the workspace: plan arrays, then partial LSE, then partial O. */
 typedef struct sk_layout {
-    size_t seg_off, cta_off, seqp_off, lse_off, o_off, total;
+    size_t seg_off, cta_off, seqp_off, split_off, lse_off, o_off, total;
 } sk_layout;
 
 static sk_layout sk_layout_of(const split_plan *pl, int rg, int d)
@@ -363,6 +380,7 @@ static sk_layout sk_layout_of(const split_plan *pl, int rg, int d)
     L.seg_off = at;  at += sizeof(int4) * (size_t)pl->n_segs;
     L.cta_off = at;  at += sizeof(int) * (size_t)(pl->n_ctas + 1);
     L.seqp_off = at; at += sizeof(int) * (size_t)(pl->n_seqs + 1);
+    L.split_off = at; at += sizeof(int) * (size_t)pl->n_seqs;
     at = (at + 255) & ~(size_t)255;
     L.lse_off = at;  at += sizeof(float) * (size_t)pl->n_parts * rg;
     at = (at + 255) & ~(size_t)255;
@@ -424,6 +442,7 @@ typedef struct sk_cache {
     int *seqlens;
     split_plan plan;
     int4 *segs;
+    int *split_seqs, n_split;
     int valid;
 } sk_cache;
 static sk_cache cache;
@@ -463,6 +482,13 @@ static const char *sk_run(const attn_args *a, cudaStream_t st)
         RUNG_CUDA(cudaMemcpyAsync(ws + L.seg_off, cache.segs, sizeof(int4) * cache.plan.n_segs, cudaMemcpyHostToDevice, st));
         RUNG_CUDA(cudaMemcpyAsync(ws + L.cta_off, cache.plan.cta_seg, sizeof(int) * (cache.plan.n_ctas + 1), cudaMemcpyHostToDevice, st));
         RUNG_CUDA(cudaMemcpyAsync(ws + L.seqp_off, cache.plan.seq_part, sizeof(int) * (cache.plan.n_seqs + 1), cudaMemcpyHostToDevice, st));
+        free(cache.split_seqs);
+        cache.split_seqs = (int *)malloc(sizeof(int) * cache.plan.n_seqs);
+        cache.n_split = 0;
+        for (int q = 0; q < cache.plan.n_seqs; q++)
+            if (cache.plan.seq_part[q + 1] > cache.plan.seq_part[q]) cache.split_seqs[cache.n_split++] = q;
+        if (cache.n_split)
+            RUNG_CUDA(cudaMemcpyAsync(ws + L.split_off, cache.split_seqs, sizeof(int) * cache.n_split, cudaMemcpyHostToDevice, st));
         cache.workspace = a->workspace;
         snprintf(cache.planner, sizeof cache.planner, "%s", planner);
         cache.B = s->B; cache.Hq = s->Hq; cache.Hkv = s->Hkv; cache.N = s->N; cache.M = s->M; cache.d = s->d;
@@ -485,18 +511,16 @@ static const char *sk_run(const attn_args *a, cudaStream_t st)
     dp.segs = (const int4 *)(ws + L.seg_off);
     dp.cta_seg = (const int *)(ws + L.cta_off);
     dp.seq_part = (const int *)(ws + L.seqp_off);
+    dp.split_seqs = (const int *)(ws + L.split_off);
     dp.part_lse = (float *)(ws + L.lse_off);
     dp.part_o = (float *)(ws + L.o_off);
 
     RUNG_CUDA(cudaFuncSetAttribute(v.kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)v.smem));
     v.kernel<<<pl->n_ctas, SK_THREADS, v.smem, st>>>(p, dp);
     RUNG_LAUNCHED(split_kv_kernel);
-    if (pl->n_parts > 0) {
-        int max_parts = 0;
-        for (int q = 0; q < pl->n_seqs; q++)
-            if (pl->seq_part[q + 1] - pl->seq_part[q] > max_parts) max_parts = pl->seq_part[q + 1] - pl->seq_part[q];
-        dim3 grid(pl->n_seqs, v.rg);
-        v.combine<<<grid, 128, sizeof(float) * max_parts, st>>>(p, dp, max_parts);
+    if (cache.n_split > 0) {
+        dim3 grid(cache.n_split, v.rg);
+        v.combine<<<grid, 128, 0, st>>>(p, dp);
         RUNG_LAUNCHED(combine_kernel);
     }
     return NULL;

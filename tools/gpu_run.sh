@@ -77,7 +77,8 @@ for step in "$@"; do
       done
       { grep '^#' $LOG/t.csv; echo "cfg,d_br_bc_warps_async_swizzle,$(grep '^rung,' $LOG/t.csv)"; cat $out.rows; } > $out
       rm -f $out.rows $LOG/t.csv
-      mkdir -p results && cp $out results/
+      gpu=$(build/bin/00_baseline --probe | cut -d' ' -f1)
+      mkdir -p results && cp $out results/$gpu-tune05.csv
       awk -F, 'NR>1 && !/^#/ && !/^cfg/ {printf "tune %-2s %-22s N=%-5s causal=%s %-4s %9s ms %8s TFLOP/s\n", $1, $2, $7, $10, substr($12,1,4), $13, $16}' $out | tee -a "$summary";;
     ladder)
       make ladder > $LOG/ladder.log 2>&1; rc=$?

@@ -30,12 +30,13 @@ if [ ${#all[@]} -eq 0 ]; then
   exit 0
 fi
 gpus=()
-for f in "$RES"/*-prefill.csv "$RES"/*-decode.csv "$RES"/*-article.csv; do
+for f in "$RES"/*-prefill.csv "$RES"/*-decode.csv "$RES"/*-article.csv "$RES"/*-varlen.csv; do
   g=$(basename "$f"); g=${g%-*}
   case " ${gpus[*]-} " in *" $g "*) ;; *) gpus+=("$g") ;; esac
 done
-if [ ${#gpus[@]} -eq 0 ]; then
-  echo "no $RES/<gpu>-{prefill,decode,article}.csv yet: nothing to plot"
+sim=$RES/splits-sim.csv; [ -f "$sim" ] || sim=""
+if [ ${#gpus[@]} -eq 0 ] && [ -z "$sim" ]; then
+  echo "no $RES/<gpu>-{prefill,decode,article,varlen}.csv or $RES/splits-sim.csv yet: nothing to plot"
   exit 0
 fi
 
@@ -367,6 +368,272 @@ END {
 }
 EOF
 
+# ---- 6. splits-sim.csv: rung 06's planners on the cost model ---------------------------------
+# A panel per (SM count, distribution): fa's and greedy's makespan over balanced's (the lower
+# bound) against B, the mean over the seeds, with the seeds' min..max as error bars.
+read -r -d '' AWK_SPLITS <<'EOF'
+BEGIN { NPL = split("fa greedy", PL, " "); HI = 0; LO = 1e300 }
+$1 == "dist" { for (i = 1; i <= NF; i++) S[$i] = i; next }
+function g(k) { return (k in S) ? $(S[k]) : "" }
+function desc(d) {
+  return d == "equal" ? "one length per batch" : d == "uniform" ? "uniform in 1..32k tokens" : \
+         d == "longtail" ? "log-normal, median 2k" : d == "bimodal" ? "7 in 8 short, 1 in 8 ~32k" : \
+         d == "article" ? "all 4096 tokens (176-token blocks)" : ""
+}
+function gpu(m) { return m == 132 ? " (H100 SXM, H200)" : m == 114 ? " (H100 PCIe)" : m == 78 ? " (H20)" : "" }
+{
+  if (!("balanced" in S) || !("dist" in S) || !("sms" in S) || !("B" in S)) next
+  d = g("dist"); m = g("sms") + 0; b = g("B") + 0; bal = g("balanced") + 0
+  if (d == "" || d !~ /^[A-Za-z0-9_.-]+$/ || m <= 0 || b <= 0 || bal <= 0) next
+  DISTS = add(DISTS, d); SMS = add(SMS, m); BS = add(BS, b)
+  for (k = 1; k <= NPL; k++) {
+    v = g(PL[k]) + 0; if (v <= 0) continue
+    r = v / bal; kk = d SUBSEP m SUBSEP b SUBSEP k
+    if (!(kk in N)) { MIN[kk] = r; MAX[kk] = r }
+    N[kk]++; SUM[kk] += r
+    if (r < MIN[kk]) MIN[kk] = r
+    if (r > MAX[kk]) MAX[kk] = r
+    if (N[kk] > NSEED) NSEED = N[kk]
+    if (r > HI) HI = r
+    if (r < LO) LO = r
+  }
+  if (d == "article" && m == 78 && b == 32 && !EXN && g("fa") + 0 > 0 && g("greedy") + 0 > 0) {
+    EXN = 1; EXFA = g("fa") + 0; EXGR = g("greedy") + 0; EXBAL = bal; EXTOT = g("total_blocks")
+  }
+}
+function val(kk, what) { return (kk in N) ? sprintf("%.6g", what == "mean" ? SUM[kk] / N[kk] : what == "min" ? MIN[kk] : MAX[kk]) : "NaN" }
+END {
+  G = DIR "/grid.gp"
+  sel = ""
+  if (index(" " SMS " ", " 132 ")) sel = add(sel, 132)
+  if (index(" " SMS " ", " 78 ")) sel = add(sel, 78)
+  if (sel == "") { n = split(sortnum(SMS), a, " "); for (i = n; i >= 1 && i > n - 2; i--) sel = add(sel, a[i]) }
+  nr = split(sel, ROWS, " "); nc = split(DISTS, COLS, " "); if (nc > 6) nc = 6
+  if (nr == 0 || nc == 0 || HI == 0) {
+    print "NR = 1; NC = 1; NP = 1; YLO = 0.9; YHI = 2; XLO = 0.7; XHI = 181; XTICS = 'set xtics (1, 128)'" > G
+    print "set label 1 'no usable rows (dist, B, sms, fa, greedy, balanced) in " SRC "' at screen 0.45, screen 0.5 center font F12 tc rgb MUTED" > G
+    print "HAVE = 0; set title ''; YLAB = ''" > DIR "/p1.gp"
+    exit
+  }
+  ylo = LO >= 1 ? 0.95 : int((LO - 0.05) * 20) / 20
+  yhi = int(HI * 1.08 * 10 + 0.999) / 10; if (yhi < 1.3) yhi = 1.3
+  nb = split(sortnum(BS), BB, " ")
+  # labels at the powers of two, a minor tic at the other sizes
+  tics = ""
+  for (i = 1; i <= nb; i++) {
+    v = BB[i]; while (v > 1 && v % 2 == 0) v /= 2
+    tics = tics (i > 1 ? ", " : "") (v == 1 ? q(BB[i]) " " BB[i] : q("") " " BB[i] " 1")
+  }
+  printf "NR = %d; NC = %d; NP = %d; YLO = %.4g; YHI = %.4g; XLO = %.6g; XHI = %.6g\n", nr, nc, nr * nc, ylo, yhi, BB[1] / 1.5, BB[nb] * 1.5 > G
+  print "XTICS = " sq("set xtics (" tics ")") > G
+  print "NSEED = " NSEED + 0 > G
+  p = 0
+  for (r = 1; r <= nr; r++) for (c = 1; c <= nc; c++) {
+    p++; d = COLS[c]; m = ROWS[r]; P = DIR "/p" p ".gp"; D = DIR "/p" p ".dat"
+    print "set title " q(d ", " m " SMs" (r == 1 && desc(d) != "" ? "\\n" desc(d) : "")) > P
+    print "YLAB = " q(m " SMs" gpu(m) "\\nmakespan over balanced's") > P
+    pts = 0
+    for (i = 1; i <= nb; i++) {
+      k1 = d SUBSEP m SUBSEP BB[i] SUBSEP 1; k2 = d SUBSEP m SUBSEP BB[i] SUBSEP 2
+      if (!(k1 in N) && !(k2 in N)) continue
+      pts++
+      print BB[i], val(k1, "mean"), val(k1, "min"), val(k1, "max"), val(k2, "mean"), val(k2, "min"), val(k2, "max") > D
+    }
+    close(D)
+    printf "HAVE = %d; DAT = %s; EX = 0\n", (pts > 0), q(D) > P
+    if (!pts) print "eval emptynote('no rows')" > P
+    if (d == "article" && m == 78 && EXN) {
+      E = DIR "/example.dat"
+      printf "%.6g %.6g %s\n%.6g %.6g %s\n", 32 / 1.07, EXFA / EXBAL, q("fa " EXFA), 32 * 1.07, EXGR / EXBAL, q("greedy " EXGR) > E
+      close(E)
+      printf "EX = 1; EXDAT = %s\n", q(E) > P
+      print "set label 20 " q("the article's worked example:\\nB = 32, " (EXTOT != "" ? EXTOT " blocks, " : "") "78 SMs;\\nmakespans fa " EXFA ", greedy " EXGR ",\\nbalanced " EXBAL " blocks") \
+            " at graph 0.04, graph 0.96 left front font F9 tc rgb INK" > P
+    }
+    close(P)
+  }
+}
+EOF
+
+# ---- 7. <gpu>-varlen.csv: rung 06 once per planner over the same batches -------------------------
+# A batch is one line of sweeps/varlen.txt. Rows come one planner's run after another, each in the
+# sweep's order; a row that failed before planning (unsupported, a launch error) carries no extra
+# fields. So: when the rows split evenly into one run per planner, with the same B and M at the same
+# place in every run, a row's place in its run names its batch (and its run's planner names the
+# planner); otherwise the batches are told apart by (B, M, seqlens_sum) and untagged rows are left
+# out. The distribution's name is taken from the sweep file when its lines match the batches.
+# p1: ms and the simulated makespan over the reference planner's (balanced); p2: GB/s.
+read -r -d '' AWK_VARLEN <<'EOF'
+function kv(s, name,   a, n, i) { n = split(s, a, ";"); for (i = 1; i <= n; i++) if (index(a[i], name "=") == 1) return substr(a[i], length(name) + 2); return "" }
+{
+  id = $1
+  if (kind(id) == "ceiling") { if (id == "ceiling-copy" && ok() && f("gbps") + 0 > 0) COPY = f("gbps") + 0; next }
+  NRW++; RB[NRW] = f("B") + 0; RM[NRW] = f("M") + 0; RST[NRW] = f("status"); x = f("extra")
+  RPL[NRW] = kv(x, "planner"); RSUM[NRW] = kv(x, "seqlens_sum"); RMAX[NRW] = kv(x, "seqlens_max")
+  RMK[NRW] = kv(x, "makespan") + 0; RMS[NRW] = f("ms_median") + 0; RGB[NRW] = f("gbps") + 0
+  ROK[NRW] = ok() && RMS[NRW] > 0
+  if (RPL[NRW] != "") { PLS = add(PLS, RPL[NRW]); if (SLOTS == "") SLOTS = kv(x, "slots") }
+  if (RPL[NRW] !~ /^[A-Za-z0-9_-]*$/) RPL[NRW] = ""
+}
+function kfmt(v) { return v >= 1e6 ? sprintf("%.3gM", v / 1e6) : v >= 1e3 ? sprintf("%.3gk", v / 1e3) : v "" }
+function mfmt(v) { return v >= 1024 && v % 1024 == 0 ? (v / 1024) "k" : v "" }
+function usfmt(ms) { return ms >= 1 ? fmt(ms) " ms" : fmt(ms * 1000) " µs" }
+function lo_hi(v) { if (v < LO) LO = v; if (v > HI) HI = v }
+END {
+  # the planners: fa, greedy, balanced first, then any other in order of appearance
+  order = ""
+  split("fa greedy balanced", K3, " ")
+  for (i = 1; i <= 3; i++) if (index(" " PLS " ", " " K3[i] " ")) order = add(order, K3[i])
+  np = split(PLS, T, " "); for (i = 1; i <= np; i++) order = add(order, T[i])
+  np = split(order, PL, " ")
+  REF = index(" " order " ", " balanced ") ? "balanced" : PL[np]
+  # which batch and which planner each row is
+  pos = np > 0 && NRW > 0 && NRW % np == 0
+  if (pos) {
+    L = NRW / np
+    for (r = 0; r < np && pos; r++) {
+      pl = ""
+      for (j = 1; j <= L; j++) { i = r * L + j; if (RPL[i] != "") { if (pl == "") pl = RPL[i]; else if (RPL[i] != pl) pos = 0 } }
+      if (pl == "" || (pl in RUNOF)) pos = 0
+      RUNOF[pl] = r; RUNPL[r] = pl
+    }
+    for (j = 1; j <= L && pos; j++) {
+      s = ""
+      for (r = 0; r < np; r++) {
+        i = r * L + j
+        if (RB[i] != RB[j] || RM[i] != RM[j]) pos = 0
+        if (RSUM[i] != "") { if (s == "") s = RSUM[i]; else if (RSUM[i] != s) pos = 0 }
+      }
+    }
+  }
+  NG = 0; dropped = 0
+  for (i = 1; i <= NRW; i++) {
+    if (pos) { g = (i - 1) % L + 1; p = RUNPL[int((i - 1) / L)]; if (g > NG) NG = g }
+    else {
+      if (RPL[i] == "") { dropped++; continue }
+      k = RB[i] SUBSEP RM[i] SUBSEP RSUM[i]
+      if (!(k in GI)) { NG++; GI[k] = NG }
+      g = GI[k]; p = RPL[i]
+    }
+    if (!(g in GB)) { GB[g] = RB[i]; GM[g] = RM[i] }
+    if (RSUM[i] != "" && GSUM[g] == "") { GSUM[g] = RSUM[i]; GMAX[g] = RMAX[i] }
+    HASROW[g, p] = 1; ST[g, p] = RST[i]                  # a later row (a rerun) wins
+    if (ROK[i]) { MS[g, p] = RMS[i]; GBS[g, p] = RGB[i]; MK[g, p] = RMK[i] }
+    else { delete MS[g, p]; delete GBS[g, p]; delete MK[g, p] }
+  }
+  # the distributions' names, from the sweep file when it matches the batches
+  ns = 0
+  if (SWEEP != "") while ((getline line < SWEEP) > 0) {
+    sub(/\r$/, "", line); sub(/^[ \t]+/, "", line)
+    if (line == "" || line ~ /^#/) continue
+    m = split(line, a, /[ \t]+/); if (m < 7) continue
+    ns++; SB[ns] = a[1] + 0; SM[ns] = a[5] + 0; SD[ns] = "M each"
+    for (j = 8; j <= m; j++) if (a[j] ~ /^dist=/) SD[ns] = substr(a[j], 6)
+  }
+  named = NG > 0 && ns > 0
+  for (g = 1; g <= NG && named; g++) {
+    if (pos) { s = g; if (ns != NG || SB[s] != GB[g] || SM[s] != GM[g]) { named = 0; break } }
+    else {
+      o = ++OCC[GB[g], GM[g]]; s = 0
+      for (j = 1; j <= ns; j++) if (SB[j] == GB[g] && SM[j] == GM[g] && ++c2[g] == o) { s = j; break }
+      if (!s) { named = 0; break }
+    }
+    eq = GSUM[g] == "" ? -1 : GSUM[g] + 0 == GB[g] * GM[g]
+    if ((SD[s] == "equal" || SD[s] == "M each") && eq == 0) named = 0
+    if (SD[s] != "equal" && SD[s] != "M each" && eq == 1) named = 0
+    GD[g] = SD[s]
+  }
+  if (!pos && named) { for (j = 1; j <= ns; j++) USED[SB[j], SM[j]]++; for (k in USED) if (USED[k] != OCC[k]) named = 0 }
+  for (g = 1; g <= NG; g++) {
+    if (!named) GD[g] = GSUM[g] == "" ? "" : (GSUM[g] + 0 == GB[g] * GMAX[g] ? "equal" : "mixed")
+    GT[g] = "B=" GB[g] (GD[g] != "" ? " " GD[g] : "") "\\nM=" mfmt(GM[g]) (GSUM[g] != "" ? " sum=" kfmt(GSUM[g]) : "")
+  }
+  V = DIR "/vl.gp"
+  print "PLANNERS = " q(order) "; REF = " q(REF) > V
+  other = ""; for (ai = 1; ai <= np; ai++) if (PL[ai] != REF) other = add(other, PL[ai])
+  print "OTHERS = " q(other) > V
+  notes = ""
+  if (dropped) notes = notes "\\NRW" dropped " row(s) without a planner\\NRW(failed before planning)\\nnot placed"
+  if (NG) notes = notes "\\NRW" (named ? "batch names: " SWEEPNAME : "batch names from the\\nlengths (" SWEEPNAME "\\ndoes not match)")
+  if (NG) notes = notes "\\nsum: KV tokens in the batch"
+  sub(/^\\NRW/, "", notes)
+  print "NOTES = " q(notes) > V
+  printf "COPY = %.10g\NRW", COPY + 0 > V
+  if (NG == 0 || np == 0) {
+    for (pp = 1; pp <= 2; pp++) {
+      P = DIR "/p" pp ".gp"
+      print "HAVE = 0; set xrange [0:1]; set yrange [0:1]; unset xtics; unset ytics; set title ''" > P
+      print "eval emptynote('no rung rows in " SRC "')" > P
+    }
+    exit
+  }
+  # --- p1: time and simulated makespan over the reference planner's ---
+  P = DIR "/p1.gp"; D = DIR "/p1.dat"
+  no = split(other, OP, " ")
+  print "set title " q("time (solid) and cost-model makespan (hatched) over " REF "'s, per batch" \
+        (SLOTS != "" ? " (planned for " SLOTS " CTA slots)" : "")) > P
+  tics = ""
+  for (g = 1; g <= NG; g++) {
+    t = GT[g] ((g, REF) in MS ? "\\NRW" REF " " usfmt(MS[g, REF]) : "")
+    tics = tics (g > 1 ? ", " : "") q(t) " " g
+  }
+  print "set xtics (" tics ")" > P
+  LO = 1; HI = 1; nb = 0
+  w = no ? 0.84 / (2 * no) : 0.84
+  for (g = 1; g <= NG; g++) {
+    if (!((g, REF) in MS)) {
+      s = HASROW[g, REF] ? short(ST[g, REF]) : "no row"
+      printf "set label %s at first %d, graph 0.5 center front font F8 tc rgb MUTED\NRW", q(REF ": " s "\\nno ratios"), g > P
+      continue
+    }
+    for (ai = 1; ai <= no; ai++) for (t = 0; t <= 1; t++) {
+      p = OP[ai]; x = g - 0.42 + ((ai - 1) * 2 + t + 0.5) * w
+      if ((g, p) in MS) {
+        v = t == 0 ? MS[g, p] / MS[g, REF] : (MK[g, p] > 0 && MK[g, REF] > 0 ? MK[g, p] / MK[g, REF] : "")
+        if (v == "") { if (t == 1) printf "eval barnote(%.6g, 'no makespan')\NRW", x > P; continue }
+        printf "%.6g %.6g %.6g %.6g %s %s %s\NRW", x, v, (v < 1 ? v : 1), (v < 1 ? 1 : v), p, (t ? "sim" : "meas"), q(sprintf("%.2f", v)) > D
+        lo_hi(v); nb++
+      } else if (t == 0) {
+        s = HASROW[g, p] ? short(ST[g, p]) : "no row"; if (s == "unsupported") s = "NRW/a"
+        printf "eval barnote(%.6g, %s)\NRW", x + w / 2, sq(p " " s) > P
+      }
+    }
+  }
+  close(D)
+  span = HI - LO; if (span < 0.1) span = 0.1
+  printf "set yrange [%.6g:%.6g]; BARW = %.6g; HAVE = %d; BARS = %s\NRW", LO - (LO < 1 ? 0.25 : 0.12) * span, HI + 0.28 * span, w * 0.9, (nb > 0), q(D) > P
+  printf "set xrange [0.5:%d.5]\NRW", NG > P
+  if (!no) print "eval emptynote('one planner only: nothing to compare')" > P
+  else if (!nb) print "eval emptynote('no batch has ok rows for " REF " and another planner')" > P
+  close(P)
+  # --- p2: achieved bandwidth ---
+  P = DIR "/p2.gp"; D = DIR "/p2.dat"
+  print "set title " q("achieved bandwidth: Q, K, V (the valid KV rows), O and LSE moved once, over the median time") > P
+  tics = ""; for (g = 1; g <= NG; g++) tics = tics (g > 1 ? ", " : "") q(GT[g]) " " g
+  print "set xtics (" tics ")" > P
+  w = 0.84 / np; HI = COPY + 0; nb = 0
+  for (g = 1; g <= NG; g++) for (ai = 1; ai <= np; ai++) {
+    p = PL[ai]; x = g - 0.42 + (ai - 0.5) * w
+    if ((g, p) in GBS && GBS[g, p] > 0) {
+      printf "%.6g %.6g %s %s\NRW", x, GBS[g, p], p, q(fmt(GBS[g, p])) > D; nb++
+      if (GBS[g, p] > HI) HI = GBS[g, p]
+    } else {
+      s = HASROW[g, p] ? short(ST[g, p]) : "no row"; if (s == "unsupported") s = "NRW/a"; if (s == "ok") s = "no GB/s"
+      printf "eval barnote(%.6g, %s)\NRW", x, sq(p " " s) > P
+    }
+  }
+  close(D)
+  if (HI <= 0) HI = 1
+  printf "set xrange [0.5:%d.5]; set yrange [0:%.6g]; BARW = %.6g; HAVE = %d; BARS = %s\NRW", NG, HI * 1.18, w * 0.9, (nb > 0), q(D) > P
+  if (COPY > 0) {
+    printf "set y2range [0:%.6g]\NRW", HI * 1.18 / COPY * 100 > P
+    printf "eval inlineref(%.6g, 'ceiling', %s)\NRW", COPY, sq("copy ceiling " fmt(COPY) " GB/s") > P
+  }
+  if (!nb) print "eval emptynote('no ok rows')" > P
+  close(P)
+}
+EOF
+
 # ---- helpers ----------------------------------------------------------------------------------
 meta() {  # meta FILE KEY: the first "# KEY: value" line's value
   sed -n "s/^#[[:space:]]*$2:[[:space:]]*//p" "$1" | head -n 1 | tr -d '"\\\r`'
@@ -438,11 +705,11 @@ for d in [0-9][0-9]_*/; do
 done > "$names"
 gp() { awk -v NAMES="$names" "$@"; }   # awk with the rung names at hand
 
-for gpu in "${gpus[@]}"; do
-  pre=$RES/$gpu-prefill.csv dec=$RES/$gpu-decode.csv art=$RES/$gpu-article.csv
+for gpu in ${gpus[@]+"${gpus[@]}"}; do
+  pre=$RES/$gpu-prefill.csv dec=$RES/$gpu-decode.csv art=$RES/$gpu-article.csv var=$RES/$gpu-varlen.csv
   W=$WORK/$gpu
   rm -rf "$W"; mkdir -p "$W"
-  dev=$(device_of "$pre" "$dec" "$art")
+  dev=$(device_of "$pre" "$dec" "$art" "$var")
 
   # 1. progression: prefill d=128 N=4096 non-causal; decode B=8 M=16384
   if [ -f "$pre" ] || [ -f "$dec" ]; then
@@ -522,5 +789,26 @@ for gpu in "${gpus[@]}"; do
     gp -v SET="$D/bars.gp" -v DAT="$D/bars.dat" "$AWK_LIB"$'\n'"$AWK_ARTICLE" "$art"
     draw article.gp "$OUT/$gpu-article.png" "$D"
   fi
+
+  if [ -f "$var" ]; then
+    # 6. rung 06 once per split planner over the varlen batches: time against the cost model
+    D=$W/varlen; mkdir -p "$D"
+    setmeta "$D" "$dev: rung 06's split planners on varlen decode batches$(decode_shape "$var")" "$var"
+    gp -v DIR="$D" -v SRC="${var#"$PWD"/}" -v SWEEP=sweeps/varlen.txt -v SWEEPNAME=sweeps/varlen.txt \
+       "$AWK_LIB"$'\n'"$AWK_VARLEN" "$var"
+    draw varlen.gp "$OUT/$gpu-varlen.png" "$D"
+  fi
 done
+
+# 6. rung 06's split planners on the cost model alone (tools/splits_sim.c: no GPU, no timing)
+if [ -n "$sim" ]; then
+  D=$WORK/splits-sim
+  rm -rf "$D"; mkdir -p "$D"
+  { echo 'TITLE = "rung 06 split planners, simulated on the cost model (not a measurement): makespan over balanced'"'"'s"'
+    printf 'SUBTITLE = "from %s: tools/splits_sim.c plans random batches with 06_split_kv/planner.c; no GPU ran"\n' \
+      "$(printf '%s' "${sim#"$PWD"/}" | tr -d '"\\`')"
+  } > "$D/meta.gp"
+  gp -v DIR="$D" -v SRC="${sim#"$PWD"/}" "$AWK_LIB"$'\n'"$AWK_SPLITS" "$sim"
+  draw splits.gp "$OUT/splits-sim.png" "$D"
+fi
 exit $status

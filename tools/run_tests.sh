@@ -32,7 +32,11 @@ count "$p" "$f" 0
 # --- 3. Plots draw from the committed results (needs gnuplot) ---
 echo "== plots from results/"
 if command -v gnuplot >/dev/null 2>&1; then
-  if ls results/*.csv >/dev/null 2>&1; then
+  have=0
+  for f in results/*-prefill.csv results/*-decode.csv results/*-article.csv results/splits-sim.csv; do
+    [ -f "$f" ] && have=1
+  done
+  if [ $have -eq 1 ]; then
     tmp=$(mktemp -d)
     if PLOTS_OUT="$tmp" tools/plots.sh >"$tmp/log" 2>&1 && ls "$tmp"/*.png >/dev/null 2>&1; then
       echo "   ok: $(ls "$tmp"/*.png | wc -l) PNGs drawn"; count 1 0 0
