@@ -26,6 +26,10 @@ pal_torch_flash = 0x111111    # PyTorch SDPA, flash backend
 pal_torch_cudnn = 0x8c564b    # PyTorch SDPA, cuDNN backend
 pal_ceiling = 0x555555
 pal_ref_io  = 0x999999
+# rung 06's split planners (splits-sim.png, <gpu>-varlen.png); balanced, the reference there, in 06's purple
+pal_fa       = 0xd95f02    # FA3's heuristic
+pal_greedy   = 0x1b9e77    # the article's re-split
+pal_balanced = 0x8e44ad    # shares across requests
 
 pt_00 = 4;   pt_01 = 6;   pt_02 = 8;   pt_03 = 10;  pt_04 = 12
 pt_05a = 14; pt_05b = 14; pt_05c = 14; pt_05d = 14; pt_05 = 5

@@ -70,12 +70,12 @@ for step in "$@"; do
           for n in 1024 4096; do
             FA2_CONFIG=$i $b --variant 05c --b $((16384 / n)) --h $((2048 / d)) --n $n --d $d $c \
                 --quiet --csv $LOG/t.csv >/dev/null 2>&1
-            tail -n 1 $LOG/t.csv | sed "s/^/$i,\"$cfg\",/" >> $out.rows
+            tail -n 1 $LOG/t.csv | sed "s/^/$i,$(echo $cfg | awk -F, '{printf "d=%s br=%s bc=%s warps=%s async=%s swizzle=%s", $1,$2,$3,$4,$5,$6}'),/" >> $out.rows
           done
         done
         i=$((i + 1))
       done
-      { grep '^#' $LOG/t.csv; echo "cfg,d_br_bc_warps_async_swizzle,$(grep '^rung,' $LOG/t.csv)"; cat $out.rows; } > $out
+      { grep '^#' $LOG/t.csv; echo "cfg,config,$(grep '^rung,' $LOG/t.csv)"; cat $out.rows; } > $out
       rm -f $out.rows $LOG/t.csv
       gpu=$(build/bin/00_baseline --probe | cut -d' ' -f1)
       mkdir -p results && cp $out results/$gpu-tune05.csv

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# make plots: results/<gpu>-<sweep>.csv -> plots/<gpu>-*.png.
+# make plots: results/<gpu>-<sweep>.csv -> plots/<gpu>-*.png; results/splits-sim.csv -> plots/splits-sim.png.
 # awk filters and joins the CSVs into small .dat files (and the per-panel settings, as gnuplot
 # lines) under build/plots/<gpu>/; the plots/*.gp scripts draw them. No Python anywhere.
 #
@@ -8,6 +8,10 @@
 #   <gpu>-workspace.png       device memory beyond inputs and outputs, against N
 #   <gpu>-decode-bandwidth.png  decode GB/s as a share of the copy ceiling, against M
 #   <gpu>-article.png         ms per rung on the seed article's four shapes (if that CSV exists)
+#   <gpu>-varlen.png          rung 06 per split planner on the varlen batches: time and the cost
+#                             model's makespan over balanced's, and GB/s (if that CSV exists)
+#   splits-sim.png            the split planners on the cost model alone, from splits-sim.csv
+#                             (make splits; no GPU): makespan over balanced's against B
 #
 #   RESULTS_DIR=results   where the CSVs are          PLOTS_OUT=plots   where the PNGs go
 #   ATTN_NO_INSTALL=1     never try to apt-get install a missing gnuplot (else, as root with
@@ -410,7 +414,7 @@ END {
   if (sel == "") { n = split(sortnum(SMS), a, " "); for (i = n; i >= 1 && i > n - 2; i--) sel = add(sel, a[i]) }
   nr = split(sel, ROWS, " "); nc = split(DISTS, COLS, " "); if (nc > 6) nc = 6
   if (nr == 0 || nc == 0 || HI == 0) {
-    print "NR = 1; NC = 1; NP = 1; YLO = 0.9; YHI = 2; XLO = 0.7; XHI = 181; XTICS = 'set xtics (1, 128)'" > G
+    print "NR = 1; NC = 1; NP = 1; YLO = 0.9; YHI = 2; XLO = 0.7; XHI = 181; XTICS = 'set xtics (1, 128)'; NSEED = 0; EXANY = 0" > G
     print "set label 1 'no usable rows (dist, B, sms, fa, greedy, balanced) in " SRC "' at screen 0.45, screen 0.5 center font F12 tc rgb MUTED" > G
     print "HAVE = 0; set title ''; YLAB = ''" > DIR "/p1.gp"
     exit
@@ -426,7 +430,7 @@ END {
   }
   printf "NR = %d; NC = %d; NP = %d; YLO = %.4g; YHI = %.4g; XLO = %.6g; XHI = %.6g\n", nr, nc, nr * nc, ylo, yhi, BB[1] / 1.5, BB[nb] * 1.5 > G
   print "XTICS = " sq("set xtics (" tics ")") > G
-  print "NSEED = " NSEED + 0 > G
+  print "NSEED = " NSEED + 0 "; EXANY = " (EXN ? 1 : 0) > G
   p = 0
   for (r = 1; r <= nr; r++) for (c = 1; c <= nc; c++) {
     p++; d = COLS[c]; m = ROWS[r]; P = DIR "/p" p ".gp"; D = DIR "/p" p ".dat"
@@ -475,8 +479,8 @@ function kv(s, name,   a, n, i) { n = split(s, a, ";"); for (i = 1; i <= n; i++)
   if (RPL[NRW] != "") { PLS = add(PLS, RPL[NRW]); if (SLOTS == "") SLOTS = kv(x, "slots") }
   if (RPL[NRW] !~ /^[A-Za-z0-9_-]*$/) RPL[NRW] = ""
 }
-function kfmt(v) { return v >= 1e6 ? sprintf("%.3gM", v / 1e6) : v >= 1e3 ? sprintf("%.3gk", v / 1e3) : v "" }
-function mfmt(v) { return v >= 1024 && v % 1024 == 0 ? (v / 1024) "k" : v "" }
+function kfmt(v) { v += 0; return v >= 1e6 ? sprintf("%.3gM", v / 1e6) : v >= 1e3 ? sprintf("%.3gk", v / 1e3) : v "" }
+function mfmt(v) { v += 0; return v >= 1024 && v % 1024 == 0 ? (v / 1024) "k" : v "" }
 function usfmt(ms) { return ms >= 1 ? fmt(ms) " ms" : fmt(ms * 1000) " µs" }
 function lo_hi(v) { if (v < LO) LO = v; if (v > HI) HI = v }
 END {
@@ -541,24 +545,24 @@ END {
     eq = GSUM[g] == "" ? -1 : GSUM[g] + 0 == GB[g] * GM[g]
     if ((SD[s] == "equal" || SD[s] == "M each") && eq == 0) named = 0
     if (SD[s] != "equal" && SD[s] != "M each" && eq == 1) named = 0
-    GD[g] = SD[s]
+    GD[g] = SD[s]; SIDX[g] = s
   }
   if (!pos && named) { for (j = 1; j <= ns; j++) USED[SB[j], SM[j]]++; for (k in USED) if (USED[k] != OCC[k]) named = 0 }
+  # each batch's place along x: the sweep's order where the batches are named, else first seen
+  for (g = 1; g <= NG; g++) { XP[g] = 1; for (j = 1; j <= NG; j++) if (named ? SIDX[j] < SIDX[g] : j < g) XP[g]++ }
   for (g = 1; g <= NG; g++) {
     if (!named) GD[g] = GSUM[g] == "" ? "" : (GSUM[g] + 0 == GB[g] * GMAX[g] ? "equal" : "mixed")
-    GT[g] = "B=" GB[g] (GD[g] != "" ? " " GD[g] : "") "\\nM=" mfmt(GM[g]) (GSUM[g] != "" ? " sum=" kfmt(GSUM[g]) : "")
+    GT[g] = "B=" GB[g] (GD[g] != "" ? " " GD[g] : "") "\\nM=" mfmt(GM[g]) (GSUM[g] != "" ? "\\nsum=" kfmt(GSUM[g]) : "")
   }
   V = DIR "/vl.gp"
   print "PLANNERS = " q(order) "; REF = " q(REF) > V
   other = ""; for (ai = 1; ai <= np; ai++) if (PL[ai] != REF) other = add(other, PL[ai])
   print "OTHERS = " q(other) > V
-  notes = ""
-  if (dropped) notes = notes "\\NRW" dropped " row(s) without a planner\\NRW(failed before planning)\\nnot placed"
-  if (NG) notes = notes "\\NRW" (named ? "batch names: " SWEEPNAME : "batch names from the\\nlengths (" SWEEPNAME "\\ndoes not match)")
-  if (NG) notes = notes "\\nsum: KV tokens in the batch"
-  sub(/^\\NRW/, "", notes)
+  notes = NG == 0 || np == 0 ? "" : "a batch: B requests with KV\\nlengths up to M; sum: the\\nKV tokens of all requests\\n(in brackets: " REF "'s\\nmedian time per call)"
+  if (notes != "") notes = notes "\\n\\n" (named ? "names: the dist= of each\\nbatch's line in\\n" SWEEPNAME : "equal or mixed lengths, from\\nseqlens_sum and _max (the\\nbatches do not match\\n" SWEEPNAME ")")
+  if (dropped) notes = notes "\\n\\n" dropped " row(s) without a planner\\n(failed before planning):\\nnot placed"
   print "NOTES = " q(notes) > V
-  printf "COPY = %.10g\NRW", COPY + 0 > V
+  printf "COPY = %.10g\n", COPY + 0 > V
   if (NG == 0 || np == 0) {
     for (pp = 1; pp <= 2; pp++) {
       P = DIR "/p" pp ".gp"
@@ -574,8 +578,8 @@ END {
         (SLOTS != "" ? " (planned for " SLOTS " CTA slots)" : "")) > P
   tics = ""
   for (g = 1; g <= NG; g++) {
-    t = GT[g] ((g, REF) in MS ? "\\NRW" REF " " usfmt(MS[g, REF]) : "")
-    tics = tics (g > 1 ? ", " : "") q(t) " " g
+    t = GT[g] ((g, REF) in MS ? "\\n(" usfmt(MS[g, REF]) ")" : "")
+    tics = tics (g > 1 ? ", " : "") q(t) " " XP[g]
   }
   print "set xtics (" tics ")" > P
   LO = 1; HI = 1; nb = 0
@@ -583,51 +587,51 @@ END {
   for (g = 1; g <= NG; g++) {
     if (!((g, REF) in MS)) {
       s = HASROW[g, REF] ? short(ST[g, REF]) : "no row"
-      printf "set label %s at first %d, graph 0.5 center front font F8 tc rgb MUTED\NRW", q(REF ": " s "\\nno ratios"), g > P
+      printf "set label %s at first %d, graph 0.5 center front font F8 tc rgb MUTED\n", q(REF "\\n" s ":\\nno ratios"), XP[g] > P
       continue
     }
     for (ai = 1; ai <= no; ai++) for (t = 0; t <= 1; t++) {
-      p = OP[ai]; x = g - 0.42 + ((ai - 1) * 2 + t + 0.5) * w
+      p = OP[ai]; x = XP[g] - 0.42 + ((ai - 1) * 2 + t + 0.5) * w
       if ((g, p) in MS) {
         v = t == 0 ? MS[g, p] / MS[g, REF] : (MK[g, p] > 0 && MK[g, REF] > 0 ? MK[g, p] / MK[g, REF] : "")
-        if (v == "") { if (t == 1) printf "eval barnote(%.6g, 'no makespan')\NRW", x > P; continue }
-        printf "%.6g %.6g %.6g %.6g %s %s %s\NRW", x, v, (v < 1 ? v : 1), (v < 1 ? 1 : v), p, (t ? "sim" : "meas"), q(sprintf("%.2f", v)) > D
+        if (v == "") { if (t == 1) printf "eval barnote(%.6g, 'no makespan')\n", x > P; continue }
+        printf "%.6g %.6g %.6g %.6g %s %s %s\n", x, v, (v < 1 ? v : 1), (v < 1 ? 1 : v), p, (t ? "sim" : "meas"), q(sprintf("%.2f", v)) > D
         lo_hi(v); nb++
       } else if (t == 0) {
-        s = HASROW[g, p] ? short(ST[g, p]) : "no row"; if (s == "unsupported") s = "NRW/a"
-        printf "eval barnote(%.6g, %s)\NRW", x + w / 2, sq(p " " s) > P
+        s = HASROW[g, p] ? short(ST[g, p]) : "no row"; if (s == "unsupported") s = "n/a"
+        printf "eval barnote(%.6g, %s)\n", x + w / 2, sq(p " " s) > P
       }
     }
   }
   close(D)
   span = HI - LO; if (span < 0.1) span = 0.1
-  printf "set yrange [%.6g:%.6g]; BARW = %.6g; HAVE = %d; BARS = %s\NRW", LO - (LO < 1 ? 0.25 : 0.12) * span, HI + 0.28 * span, w * 0.9, (nb > 0), q(D) > P
-  printf "set xrange [0.5:%d.5]\NRW", NG > P
-  if (!no) print "eval emptynote('one planner only: nothing to compare')" > P
-  else if (!nb) print "eval emptynote('no batch has ok rows for " REF " and another planner')" > P
+  printf "set yrange [%.6g:%.6g]; BARW = %.6g; HAVE = %d; BARS = %s\n", LO - (LO < 1 ? 0.25 : 0.12) * span, HI + 0.28 * span, w * 0.9, (nb > 0), q(D) > P
+  printf "set xrange [0.5:%d.5]\n", NG > P
+  if (!no) print "unset ytics; eval emptynote('one planner only: nothing to compare')" > P
+  else if (!nb) print "unset ytics; eval emptynote('no batch has ok rows for " REF " and another planner')" > P
   close(P)
   # --- p2: achieved bandwidth ---
   P = DIR "/p2.gp"; D = DIR "/p2.dat"
   print "set title " q("achieved bandwidth: Q, K, V (the valid KV rows), O and LSE moved once, over the median time") > P
-  tics = ""; for (g = 1; g <= NG; g++) tics = tics (g > 1 ? ", " : "") q(GT[g]) " " g
+  tics = ""; for (g = 1; g <= NG; g++) tics = tics (g > 1 ? ", " : "") q(GT[g]) " " XP[g]
   print "set xtics (" tics ")" > P
   w = 0.84 / np; HI = COPY + 0; nb = 0
   for (g = 1; g <= NG; g++) for (ai = 1; ai <= np; ai++) {
-    p = PL[ai]; x = g - 0.42 + (ai - 0.5) * w
+    p = PL[ai]; x = XP[g] - 0.42 + (ai - 0.5) * w
     if ((g, p) in GBS && GBS[g, p] > 0) {
-      printf "%.6g %.6g %s %s\NRW", x, GBS[g, p], p, q(fmt(GBS[g, p])) > D; nb++
+      printf "%.6g %.6g %s %s\n", x, GBS[g, p], p, q(fmt(GBS[g, p])) > D; nb++
       if (GBS[g, p] > HI) HI = GBS[g, p]
     } else {
-      s = HASROW[g, p] ? short(ST[g, p]) : "no row"; if (s == "unsupported") s = "NRW/a"; if (s == "ok") s = "no GB/s"
-      printf "eval barnote(%.6g, %s)\NRW", x, sq(p " " s) > P
+      s = HASROW[g, p] ? short(ST[g, p]) : "no row"; if (s == "unsupported") s = "n/a"; if (s == "ok") s = "no GB/s"
+      printf "eval barnote(%.6g, %s)\n", x, sq(p " " s) > P
     }
   }
   close(D)
   if (HI <= 0) HI = 1
-  printf "set xrange [0.5:%d.5]; set yrange [0:%.6g]; BARW = %.6g; HAVE = %d; BARS = %s\NRW", NG, HI * 1.18, w * 0.9, (nb > 0), q(D) > P
+  printf "set xrange [0.5:%d.5]; set yrange [0:%.6g]; BARW = %.6g; HAVE = %d; BARS = %s\n", NG, HI * 1.18, w * 0.9, (nb > 0), q(D) > P
   if (COPY > 0) {
-    printf "set y2range [0:%.6g]\NRW", HI * 1.18 / COPY * 100 > P
-    printf "eval inlineref(%.6g, 'ceiling', %s)\NRW", COPY, sq("copy ceiling " fmt(COPY) " GB/s") > P
+    printf "set y2range [0:%.6g]\n", HI * 1.18 / COPY * 100 > P
+    printf "eval inlineref(%.6g, 'ceiling', %s)\n", COPY, sq("copy ceiling " fmt(COPY) " GB/s") > P
   }
   if (!nb) print "eval emptynote('no ok rows')" > P
   close(P)
@@ -804,7 +808,7 @@ done
 if [ -n "$sim" ]; then
   D=$WORK/splits-sim
   rm -rf "$D"; mkdir -p "$D"
-  { echo 'TITLE = "rung 06 split planners, simulated on the cost model (not a measurement): makespan over balanced'"'"'s"'
+  { echo 'TITLE = "rung 06'"'"'s split planners on the cost model (simulated, not measured): makespan over balanced'"'"'s"'
     printf 'SUBTITLE = "from %s: tools/splits_sim.c plans random batches with 06_split_kv/planner.c; no GPU ran"\n' \
       "$(printf '%s' "${sim#"$PWD"/}" | tr -d '"\\`')"
   } > "$D/meta.gp"
