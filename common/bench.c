@@ -49,7 +49,7 @@ const char *bench_time(const bench_job *job, cudaStream_t st, int warmups, int r
         runs = (int)(200.0 / t);                 /* about 0.2 s of timed launches... */
         if (runs > 200) runs = 200;
         if (runs < 20) runs = 20;                /* ...but at least 20 */
-        if (t > 500.0) runs = (int)(10000.0 / t);/* slow launches: about 10 s in all... */
+        if (t > 150.0) runs = (int)(3000.0 / t); /* slow launches: about 3 s in all... */
         if (runs < 3) runs = 3;                  /* ...never fewer than 3 */
     }
     double *times = malloc(sizeof(double) * runs);

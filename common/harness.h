@@ -120,8 +120,8 @@ typedef struct bench_job {
 } bench_job;
 
 /* Warm-ups (up to `warmups`, fewer once they have taken a second), then timed runs: `runs` if
- * nonzero, else at least 20 (more for short launches, up to 200), fewer for slow ones but never
- * under 3. first_ms is the time of one launch already seen (to size the runs). */
+ * nonzero, else at least 20 (more for short launches, up to 200); launches over 150 ms get about
+ * 3 s of timed runs, never fewer than 3. first_ms is the time of one launch already seen (to size the runs). */
 const char *bench_time(const bench_job *job, cudaStream_t st, int warmups, int runs,
                        double first_ms, bench_result *out);
 

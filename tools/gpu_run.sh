@@ -81,7 +81,8 @@ for step in "$@"; do
       mkdir -p results && cp $out results/$gpu-tune05.csv
       awk -F, 'NR>1 && !/^#/ && !/^cfg/ {printf "tune %-2s %-22s N=%-5s causal=%s %-4s %9s ms %8s TFLOP/s\n", $1, $2, $7, $10, substr($12,1,4), $13, $16}' $out | tee -a "$summary";;
     ladder)
-      make ladder > $LOG/ladder.log 2>&1; rc=$?
+      # stop in time for the results to come back (the device call's own limit is 600 s)
+      timeout --signal=INT ${LADDER_TIMEOUT:-480} make ladder > $LOG/ladder.log 2>&1; rc=$?
       say "ladder: exit $rc"
       grep -E "FAIL" $LOG/ladder.log | head -n 20 | tee -a "$summary";;
     ceilings)
@@ -91,7 +92,7 @@ for step in "$@"; do
   say "   ($step took $(( $(date +%s) - t0 )) s)"
 done
 
-tar czf "$OUT/bundle.tar.gz" results build/logs 2>/dev/null
+tar czf "$OUT/bundle.tar.gz" results build/logs build/ladder 2>/dev/null
 cp "$summary" "$OUT/summary.txt"
 echo "================ summary"
 cat "$summary"

@@ -49,20 +49,22 @@ for sw in $sweeps; do
   else
     "$BIN/00_baseline" --ceilings --csv "$out" || rc=1
   fi
+  if { [ -z "${RUNGS:-}" ] || printf '%s\n' $RUNGS | grep -qx peers; } &&
+     [ -x tools/peers.py ] && python3 -c 'import torch' 2>/dev/null; then
+    echo "== peers (PyTorch SDPA): sweeps/$sw.txt"
+    python3 tools/peers.py --sweep "sweeps/$sw.txt" --csv "$out" || echo "peers failed (optional; rows left out)"
+  fi
   for b in "$BIN"/0[0-9]_*; do
     id=$(basename "$b" | cut -c1-2)
     if [ -n "${RUNGS:-}" ] && ! printf '%s\n' $RUNGS | grep -qx "$id"; then continue; fi
     for v in $("$b" --list | cut -f1); do
       echo "== $v: sweeps/$sw.txt"
       "$b" --variant "$v" --sweep "sweeps/$sw.txt" --csv "$out" ${LADDER_ARGS:-} || rc=1
+      cp "$out" "$final.partial"      # progress survives an interrupted run
     done
   done
-  if { [ -z "${RUNGS:-}" ] || printf '%s\n' $RUNGS | grep -qx peers; } &&
-     [ -x tools/peers.py ] && python3 -c 'import torch' 2>/dev/null; then
-    echo "== peers (PyTorch SDPA): sweeps/$sw.txt"
-    python3 tools/peers.py --sweep "sweeps/$sw.txt" --csv "$out" || echo "peers failed (optional; rows left out)"
-  fi
   cp "$out" "$final"
+  rm -f "$final.partial"
   echo "wrote $final"
 done
 exit $rc
