@@ -10,8 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-const char *const planner_names[] = {"fa", "greedy", "balanced", NULL};
-const char *const planner_default = "greedy";   /* measured best on the decode sweep; see README */
+const char *const planner_names[] = {"fa", "greedy", "balanced", "auto", NULL};
+const char *const planner_default = "auto";   /* measured best on the decode and varlen sweeps; see README */
 
 /* ------------------------------------------------------------------ the cost model */
 
@@ -267,11 +267,18 @@ int plan_splits(const char *planner, const int *blocks, int n_seqs, int sms, spl
     }
     if (total > INT_MAX) return -1;   /* chunk and CTA counts are ints */
 
-    if (kind == 2) {
+    if (kind == 2 || kind == 3) {
         /* If greedy's whole-request chunks already reach the ideal makespan, cutting across
-         * requests buys nothing and costs partials and a combine pass: take greedy's plan. */
+         * requests buys nothing and costs partials and a combine pass: take greedy's plan.
+         * "auto" takes it also when it is close: within max(2 blocks, 15%) of the ideal. The
+         * cost model counts only KV blocks; on the GPU each CTA and each partial has a fixed
+         * cost too, and the decode and varlen sweeps measured greedy faster than a balanced cut
+         * whenever its makespan was that close (README). */
         if (plan_splits("greedy", blocks, n_seqs, sms, plan) == 0) {
-            if (plan->makespan == (total + sms - 1) / sms) return 0;
+            long ideal = (total + sms - 1) / sms;
+            long slack = kind == 3 ? (ideal * 15 + 99) / 100 : 0;
+            if (kind == 3 && slack < 2) slack = 2;
+            if (plan->makespan <= ideal + slack) return 0;
             plan_free(plan);
         }
         memset(plan, 0, sizeof *plan);

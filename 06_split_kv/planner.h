@@ -24,6 +24,9 @@
  *               so a CTA may walk several segments. Makespan ceil(total / SMs): one wave, no
  *               quantization. When greedy's plan already reaches that makespan, balanced
  *               returns greedy's plan instead (same makespan, fewer partials to combine).
+ *   "auto"      greedy's plan when its makespan is within max(2 blocks, 15%) of the ideal
+ *               ceil(total / SMs), else balanced's cut: the cost model ignores the fixed cost of
+ *               a CTA and of a partial, which the GPU measurements showed (README).
  */
 #ifndef PLANNER_H
 #define PLANNER_H
@@ -54,7 +57,7 @@ typedef struct split_plan {
 } split_plan;
 
 /* Plan `n_seqs` sequences (blocks[s] >= 1 each) for a GPU of `sms` SMs with `planner` one of
- * "fa", "greedy", "balanced". Returns 0, or -1 for an unknown planner name or bad input.
+ * "fa", "greedy", "balanced", "auto". Returns 0, or -1 for an unknown planner name or bad input.
  * The plan owns its arrays; free them with plan_free. */
 int plan_splits(const char *planner, const int *blocks, int n_seqs, int sms, split_plan *plan);
 void plan_free(split_plan *plan);

@@ -412,7 +412,7 @@ static int sk_unsupported(const attn_shape *s, const attn_env *env, char *why, s
         return 1;
     }
     if (!known_planner(planner_of(env))) {
-        snprintf(why, n, "unknown planner '%s' (fa, greedy, balanced)", planner_of(env));
+        snprintf(why, n, "unknown planner '%s' (fa, greedy, balanced, auto)", planner_of(env));
         return 1;
     }
     if (v.smem > env->smem_per_block_optin || env->cc_major < 8) {

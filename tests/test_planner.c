@@ -213,6 +213,23 @@ static void planner_random_plans(void)
             EXPECT_MSG(ms[2] <= ms[1] && ms[1] <= ms[0],
                        "%s: makespans fa %ld, greedy %ld, balanced %ld (not ordered)", tag, ms[0],
                        ms[1], ms[2]);
+            /* auto: a valid plan, greedy's when greedy is within max(2, 15%) of the ideal,
+             * else balanced's cut */
+            split_plan pa;
+            EXPECT(plan_splits("auto", blocks, n, sms, &pa) == 0);
+            if (check_plan(tag, "auto", blocks, n, sms, &pa)) {
+                long ideal = ceil_div(total, sms), slack = (ideal * 15 + 99) / 100;
+                if (slack < 2) slack = 2;
+                const split_plan *want = ms[1] <= ideal + slack ? &p[1] : &p[2];
+                EXPECT_MSG(pa.makespan == want->makespan && pa.n_ctas == want->n_ctas &&
+                               pa.n_segs == want->n_segs,
+                           "%s auto: makespan %ld on %d CTAs, expected %s's %ld on %d", tag,
+                           pa.makespan, pa.n_ctas, want == &p[1] ? "greedy" : "balanced",
+                           want->makespan, want->n_ctas);
+                EXPECT_MSG(pa.makespan <= ms[1], "%s auto: makespan %ld above greedy's %ld", tag,
+                           pa.makespan, ms[1]);
+            }
+            plan_free(&pa);
         }
         for (int k = 0; k < 3; k++) plan_free(&p[k]);
         cases++;

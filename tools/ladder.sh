@@ -3,7 +3,8 @@
 # Each CSV starts with the two ceilings (copy bandwidth, cuBLAS GEMM) measured in the same run.
 #
 #   SWEEPS="prefill decode article varlen"  which sweeps/<name>.txt to run (default: all four;
-#                                    varlen runs rung 06 once per split planner)
+#                                    varlen runs rung 06 once per split planner: fa, greedy,
+#                                    balanced, auto)
 #   RUNGS="05 06 peers"              re-measure only these rungs (peers: the PyTorch rows); their
 #                                    old rows are replaced and the other rows (and ceilings) kept,
 #                                    with a '# rerun' line
@@ -33,7 +34,7 @@ for sw in $sweeps; do
   if [ "$sw" = varlen ]; then
     rm -f "$out"
     "$BIN/00_baseline" --ceilings --csv "$out" || rc=1
-    for pl in fa greedy balanced; do
+    for pl in fa greedy balanced auto; do
       echo "== 06 --planner $pl: sweeps/$sw.txt"
       "$BIN/06_split_kv" --planner $pl --sweep "sweeps/$sw.txt" --csv "$out" ${LADDER_ARGS:-} || rc=1
     done
