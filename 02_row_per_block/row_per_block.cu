@@ -19,6 +19,7 @@
 #include <stdio.h>
 #include "../common/attn.h"
 #include "../common/check_cuda.h"
+#include "../common/fa1.cuh"
 #include "../common/reduce.cuh"
 
 #define MAX_THREADS 256
@@ -29,34 +30,8 @@
  * md_t = 384 bytes); leave room for it when sizing the dynamic part. */
 #define STATIC_SMEM_RESERVE 1024
 
-typedef struct fa1_params {
-    const __half *q, *k, *v;
-    __half *o;
-    float *lse;
-    float *o_acc;            /* workspace: [B, Hq, N, d] float32, the running (normalized) O */
-    md_t *ml;                /* workspace: [B, Hq, N] running {m, l} of every query row */
-    const int *seqlens_k;    /* device, [B], or NULL */
-    int Hq, Hkv, N, M, d, causal, Bc;
-    float scale;
-} fa1_params;
 
-static __device__ __forceinline__ int visible_end(int r, int N, int mk, int causal)
-{
-    if (!causal) return mk;
-    long long e = (long long)r + mk - N + 1;
-    return e < 0 ? 0 : (e > mk ? mk : (int)e);
-}
 
-/* 8 float16 values (one 16-byte load; d % 8 == 0 keeps every row 16-byte aligned) to 8 floats. */
-static __device__ __forceinline__ void load8_to_float(const __half *src, float *dst)
-{
-    union { uint4 u; __half2 h[4]; } raw;     /* a union, not a cast of &raw: stays in registers */
-    raw.u = *(const uint4 *)src;
-    float2 a = __half22float2(raw.h[0]), b = __half22float2(raw.h[1]);
-    float2 c = __half22float2(raw.h[2]), e = __half22float2(raw.h[3]);
-    ((float4 *)dst)[0] = make_float4(a.x, a.y, b.x, b.y);
-    ((float4 *)dst)[1] = make_float4(c.x, c.y, e.x, e.y);
-}
 
 /* grid  = B*Hq blocks, one per (batch, query head): the block owns every query row of that head
  *         and visits them one at a time.
@@ -206,16 +181,7 @@ static int pick_tiles(int d, const attn_env *env, tiles *tl)
 static int rpb_unsupported(const attn_shape *s, const attn_env *env, char *why, size_t n)
 {
     tiles tl;
-    if (s->dtype != ATTN_F16) {
-        snprintf(why, n, "float16 only: this rung converts float16 to float32 on load and has no "
-                         "bfloat16 path");
-        return 1;
-    }
-    if (s->d % 8 != 0) {
-        snprintf(why, n, "d = %d is not a multiple of 8: rows are loaded as 16-byte vectors of "
-                         "8 float16", s->d);
-        return 1;
-    }
+    if (fa1_refuse_common(s, why, n)) return 1;
     if (!pick_tiles(s->d, env, &tl)) {
         snprintf(why, n, "d = %d needs %.1f KB of shared memory even with Bc = 1; this GPU allows "
                          "%.1f KB per block", s->d, (tl.smem + STATIC_SMEM_RESERVE) / 1024.0,
@@ -229,8 +195,7 @@ static int rpb_unsupported(const attn_shape *s, const attn_env *env, char *why, 
 static size_t rpb_workspace(const attn_shape *s, const attn_env *env)
 {
     (void)env;
-    const size_t rows = (size_t)s->B * s->Hq * s->N;
-    return rows * s->d * sizeof(float) + rows * sizeof(md_t);
+    return fa1_workspace_bytes(s);
 }
 
 static const char *rpb_run(const attn_args *a, cudaStream_t st)
@@ -240,20 +205,8 @@ static const char *rpb_run(const attn_args *a, cudaStream_t st)
     if (s->dtype != ATTN_F16 || s->d % 8 != 0 || !pick_tiles(s->d, &a->env, &tl))
         return "row_per_block: unsupported shape";
 
-    fa1_params p;
-    const size_t rows = (size_t)s->B * s->Hq * s->N;
-    p.q = (const __half *)a->q;
-    p.k = (const __half *)a->k;
-    p.v = (const __half *)a->v;
-    p.o = (__half *)a->o;
-    p.lse = a->lse;
-    p.o_acc = (float *)a->workspace;
-    p.ml = (md_t *)(p.o_acc + rows * s->d);
-    p.seqlens_k = a->seqlens_k;
-    p.Hq = s->Hq; p.Hkv = s->Hkv; p.N = s->N; p.M = s->M; p.d = s->d;
-    p.causal = s->causal;
+    fa1_params p = fa1_params_of(a);
     p.Bc = tl.Bc;
-    p.scale = s->scale;
 
     RUNG_CUDA(cudaFuncSetAttribute(row_per_block_fa1, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                    (int)tl.smem));

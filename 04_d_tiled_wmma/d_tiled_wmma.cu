@@ -21,6 +21,7 @@
 #include <stdio.h>
 #include "../common/attn.h"
 #include "../common/check_cuda.h"
+#include "../common/fa1.cuh"
 #include "../common/reduce.cuh"
 
 /* ---------------------------------------------------------------- tile sizes and layout */
@@ -78,16 +79,6 @@ typedef nvcuda::wmma::fragment<nvcuda::wmma::matrix_b, 16, 16, 16, half, nvcuda:
 typedef nvcuda::wmma::fragment<nvcuda::wmma::matrix_b, 16, 16, 16, half, nvcuda::wmma::row_major> frag_v;
 typedef nvcuda::wmma::fragment<nvcuda::wmma::accumulator, 16, 16, 16, float> frag_acc;
 
-typedef struct fa1_params {
-    const half *q, *k, *v;
-    half *o;
-    float *lse;
-    float *o_acc;            /* workspace: [B, Hq, N, d] float32, the running (normalized) O */
-    md_t *ml;                /* workspace: [B, Hq, N] running {m, l} of every query row */
-    const int *seqlens_k;    /* device, [B], or NULL */
-    int Hq, Hkv, N, M, d, causal;
-    float scale;
-} fa1_params;
 
 /* ---------------------------------------------------------------- small helpers */
 
@@ -423,8 +414,7 @@ static int wmma_unsupported(const attn_shape *s, const attn_env *env, char *why,
 static size_t wmma_workspace(const attn_shape *s, const attn_env *env)
 {
     (void)env;
-    const size_t rows = (size_t)s->B * s->Hq * s->N;
-    return rows * s->d * sizeof(float) + rows * sizeof(md_t);
+    return fa1_workspace_bytes(s);
 }
 
 static const char *wmma_run(const attn_args *a, cudaStream_t st)
@@ -432,19 +422,7 @@ static const char *wmma_run(const attn_args *a, cudaStream_t st)
     const attn_shape *s = &a->shape;
     if (s->dtype != ATTN_F16 || s->d % 16 != 0) return "d_tiled_wmma: unsupported shape";
 
-    fa1_params p;
-    const size_t rows = (size_t)s->B * s->Hq * s->N;
-    p.q = (const half *)a->q;
-    p.k = (const half *)a->k;
-    p.v = (const half *)a->v;
-    p.o = (half *)a->o;
-    p.lse = a->lse;
-    p.o_acc = (float *)a->workspace;
-    p.ml = (md_t *)(p.o_acc + rows * s->d);
-    p.seqlens_k = a->seqlens_k;
-    p.Hq = s->Hq; p.Hkv = s->Hkv; p.N = s->N; p.M = s->M; p.d = s->d;
-    p.causal = s->causal;
-    p.scale = s->scale;
+    fa1_params p = fa1_params_of(a);
 
     /* 78 KB is over the 48 KB default: opt in. Ask for the largest shared-memory carveout so
      * that two blocks (2 x 79 KB) fit on one SM. Once per process: the attributes stick to the
