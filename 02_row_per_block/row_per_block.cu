@@ -30,9 +30,6 @@
  * md_t = 384 bytes); leave room for it when sizing the dynamic part. */
 #define STATIC_SMEM_RESERVE 1024
 
-
-
-
 /* grid  = B*Hq blocks, one per (batch, query head): the block owns every query row of that head
  *         and visits them one at a time.
  * block = NT = min(256, d rounded up to 32) threads. For the current row, thread t owns columns

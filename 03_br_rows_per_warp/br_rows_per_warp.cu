@@ -29,9 +29,6 @@
  * 141 KB and one block with Bc = 64). Longer tiles would halve the O round trips. */
 #define MAX_BC 32
 
-
-
-
 /* grid  = B*Hq blocks, one per (batch, query head): the block owns every query row of that head.
  * block = Br warps (Br = 8, 256 threads). Warp w owns row w of every Q tile (rows i*Br + w); lane
  *         l owns columns x = l, l + 32, ... of that row's q, of every K/V row and of O, and, for
@@ -194,6 +191,7 @@ static const char *brw_run(const attn_args *a, cudaStream_t st)
     if (s->dtype != ATTN_F16 || s->d % 8 != 0 || !Bc) return "br_rows_per_warp: unsupported shape";
 
     fa1_params p = fa1_params_of(a);
+    p.Bc = Bc;
 
     const size_t smem = smem_bytes(Bc, s->d);
     RUNG_CUDA(cudaFuncSetAttribute(br_rows_per_warp_fa1, cudaFuncAttributeMaxDynamicSharedMemorySize,

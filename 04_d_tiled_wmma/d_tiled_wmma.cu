@@ -79,7 +79,6 @@ typedef nvcuda::wmma::fragment<nvcuda::wmma::matrix_b, 16, 16, 16, half, nvcuda:
 typedef nvcuda::wmma::fragment<nvcuda::wmma::matrix_b, 16, 16, 16, half, nvcuda::wmma::row_major> frag_v;
 typedef nvcuda::wmma::fragment<nvcuda::wmma::accumulator, 16, 16, 16, float> frag_acc;
 
-
 /* ---------------------------------------------------------------- small helpers */
 
 /* End of the keys of the current K/V tile (tile-local index) that query row i sees: keys
