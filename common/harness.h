@@ -15,6 +15,10 @@
 double rng_normal(uint64_t seed, uint64_t stream, uint64_t i);
 double rng_uniform(uint64_t seed, uint64_t stream, uint64_t i);   /* in [0, 1) */
 
+/* The same generator as a sequence, for code that wants "the next number" (tests, simulators). */
+typedef struct rng_stream { uint64_t seed, stream, i; } rng_stream;
+uint64_t rng_next(rng_stream *r);
+
 enum { INPUT_NORMAL = 0, INPUT_OUTLIER = 1 };
 
 /* Fill n elements of `t` with sigma * N(0,1) from stream `stream`. */

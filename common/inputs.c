@@ -18,6 +18,11 @@ static uint64_t rng_bits(uint64_t seed, uint64_t stream, uint64_t i)
     return mix64(mix64(seed * 0x9e3779b97f4a7c15ull + stream) ^ (i * 0xd1b54a32d192ed03ull));
 }
 
+uint64_t rng_next(rng_stream *r)
+{
+    return rng_bits(r->seed, r->stream, r->i++);
+}
+
 double rng_uniform(uint64_t seed, uint64_t stream, uint64_t i)
 {
     return (double)(rng_bits(seed, stream, i) >> 11) * (1.0 / 9007199254740992.0);

@@ -6,20 +6,15 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include "test.h"
+#include "../common/harness.h"
 #include "../06_split_kv/combine.h"
 
 #define MAXK 300   /* keys in a row */
 #define D 16       /* head dim */
 #define MAXP 5     /* pieces */
 
-static uint64_t rng_state;
-static uint64_t rng(void)   /* splitmix64 */
-{
-    uint64_t z = (rng_state += 0x9E3779B97F4A7C15ull);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    return z ^ (z >> 31);
-}
+static rng_stream rs;   /* common/inputs.c's counter-based generator, as a sequence */
+static uint64_t rng(void) { return rng_next(&rs); }
 static double unif(void) { return ((double)(rng() >> 11) + 0.5) / 9007199254740992.0; }
 static double normal(void) { return sqrt(-2.0 * log(unif())) * cos(6.283185307179586 * unif()); }
 
@@ -48,7 +43,7 @@ static void piece(const double *x, double (*v)[D], int a, int b, double *o, doub
 static void combine_matches_unsplit(void)
 {
     static double x[MAXK], v[MAXK][D];
-    rng_state = 6;
+    rs = (rng_stream){6, 0, 0};
     int masked_pieces = 0, masked_rows = 0;
     for (int it = 0; it < 2000; it++) {
         int nk = 1 + (int)(rng() % MAXK);

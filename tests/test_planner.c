@@ -6,16 +6,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include "test.h"
+#include "../common/harness.h"
 #include "../06_split_kv/planner.h"
 
-static uint64_t rng_state;
-static uint64_t rng(void)   /* splitmix64 */
-{
-    uint64_t z = (rng_state += 0x9E3779B97F4A7C15ull);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    return z ^ (z >> 31);
-}
+static rng_stream rs;   /* common/inputs.c's counter-based generator, as a sequence */
+static uint64_t rng(void) { return rng_next(&rs); }
 static int rnd(int lo, int hi) { return lo + (int)(rng() % (uint64_t)(hi - lo + 1)); }
 
 static long ceil_div(long a, long b) { return (a + b - 1) / b; }
@@ -151,7 +146,7 @@ static void planner_random_plans(void)
 {
     static const int sms_list[] = {78, 114, 132, 1, 5};
     int blocks[200];
-    rng_state = 20231013;
+    rs = (rng_stream){20231013, 0, 0};
     int cases = 0, broken = 0;
     for (int it = 0; it < 1500 && !broken; it++) {
         int d = it % N_DIST;
