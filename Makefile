@@ -31,7 +31,7 @@ LDLIBS  := -lcublas -Xcompiler -fopenmp -lm
 
 COMMON_SRC  := $(filter-out common/driver.c,$(wildcard common/*.c))
 COMMON_OBJ  := $(patsubst %.c,$(BUILD)/obj/%.o,$(COMMON_SRC))
-DRIVER_OBJ  := $(BUILD)/obj/common/driver.o
+DRIVER_OBJ  := $(BUILD)/obj/common/driver.o $(BUILD)/obj/common/l2flush.o
 RUNG_DIRS   := $(sort $(patsubst %/,%,$(dir $(wildcard 0[0-9]_*/*.cu))))
 RUNG_BINS   := $(patsubst %,$(BUILD)/bin/%,$(RUNG_DIRS))
 TEST_SRC    := $(wildcard tests/test_*.c)

@@ -104,8 +104,7 @@ static const char *prepare(void *p, cudaStream_t st)
     launch_ctx *c = p;
     RUNG_CUDA(cudaMemsetAsync(c->a.o, 0xff, c->o_bytes, st));        /* NaN in f16, bf16 and f32 */
     RUNG_CUDA(cudaMemsetAsync(c->a.lse, 0xff, c->lse_bytes, st));
-    RUNG_CUDA(cudaMemsetAsync(c->D->flush, 0x5a, c->D->flush_bytes, st));
-    return NULL;
+    return l2_flush(c->D->flush, c->D->flush_bytes, st);
 }
 
 static const char *launch(void *p, cudaStream_t st)
@@ -133,7 +132,9 @@ static void extra_text(driver *D, const attn_shape *s, const report_row *row, ch
     if (row->checked)
         k += snprintf(out + k, n - k, "checked=%s%ld/%ld;", row->c.sampled ? "sample:" : "all:",
                       row->c.rows_checked, row->c.rows_total);
-    if (row->timed) k += snprintf(out + k, n - k, "runs=%d;warmups=%d;", row->t.runs, row->t.warmups);
+    if (row->timed)
+        k += snprintf(out + k, n - k, "runs=%d;warmups=%d;flush=%s;", row->t.runs, row->t.warmups,
+                      l2_flush_clean() ? "write+read" : "write");
     if (D->opt.input_mode == INPUT_OUTLIER && k < n) k += snprintf(out + k, n - k, "inputs=outlier;");
     if (D->r->describe && k < n) {
         D->r->describe(s, &D->env, out + k, n - k);

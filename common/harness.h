@@ -137,6 +137,13 @@ const char *bench_once(const bench_job *job, cudaStream_t st, double *ms);
 const char *measure_copy_gbps(cudaStream_t st, double *gbps, double *ms);
 const char *measure_gemm_tflops(cublasHandle_t h, cudaStream_t st, int n, double *tflops, double *ms);
 
+/* ---------------------------------------------------------------- l2flush.cu */
+
+/* Before every timed launch: write `bytes` (twice the L2) and, unless ATTN_FLUSH=write, read them
+ * back so the L2 is left clean (see l2flush.cu for why). */
+const char *l2_flush(void *buf, size_t bytes, cudaStream_t st);
+int l2_flush_clean(void);
+
 /* ---------------------------------------------------------------- report.c */
 
 typedef struct device_info {

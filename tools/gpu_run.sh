@@ -10,6 +10,8 @@
 #   tune       rung 05's candidate configurations (FA2_CONFIG) on d = 64 and 128 shapes
 #   ladder     make ladder (SWEEPS / RUNGS from the environment) -> results/*.csv
 #   ceilings   just the two ceilings
+#   flush      the decode sweep for 00, 05, 06 and the peers under both L2 flushes (ATTN_FLUSH=write,
+#              then the default write+read) -> results/<gpu>-flush.csv: what dirty L2 lines cost
 #
 # Everything that comes back is bundled into $OUT/bundle.tar.gz (results/, logs); the short
 # summary is printed last. Set COMMIT to the commit being measured (the tree here has no .git).
@@ -87,6 +89,20 @@ for step in "$@"; do
       grep -E "FAIL" $LOG/ladder.log | head -n 20 | tee -a "$summary";;
     ceilings)
       build/bin/00_baseline --ceilings | tee -a "$summary";;
+    flush)
+      gpu=$(build/bin/00_baseline --probe | cut -d' ' -f1)
+      out=$LOG/flush.csv
+      rm -f $out
+      for mode in write write+read; do
+        for r in 00_baseline 05_fa2_outer_q 06_split_kv; do
+          ATTN_FLUSH=$mode timeout 120 build/bin/$r --sweep sweeps/decode.txt --csv $out --quiet > /dev/null 2>> $LOG/flush.err
+        done
+        if python3 -c 'import torch' 2>/dev/null; then
+          ATTN_FLUSH=$mode timeout 150 python3 tools/peers.py --sweep sweeps/decode.txt --csv $out > /dev/null 2>> $LOG/flush.err
+        fi
+      done
+      mkdir -p results && cp $out results/$gpu-flush.csv
+      say "flush: $(grep -c ',ok,' $out) ok rows -> results/$gpu-flush.csv";;
     *) say "unknown step $step";;
   esac
   say "   ($step took $(( $(date +%s) - t0 )) s)"
