@@ -39,7 +39,7 @@
 #define SK_THREADS (SK_WARPS * 32)
 #define SK_TILE 64            /* keys per pipeline stage: 16 per warp */
 #define SK_STAGES 4
-#define SK_BLOCK 128          /* keys per KV block: the planner's unit */
+#define SK_BLOCK_DEFAULT 64   /* keys per KV block, the planner's unit (SPLIT_BLOCK=64|128|...) */
 #define LOG2E 1.4426950408889634f
 #define LN2 0.6931471805599453f
 
@@ -49,6 +49,8 @@ typedef struct sk_plan {
     const int4 *segs;         /* {seq, blk_begin, blk_end, part} */
     const int *seq_part;      /* n_seqs + 1 */
     const int *split_seqs;    /* the sequences that have partials (the combine kernel's grid) */
+    int *seq_count;           /* fused merge: partials of each sequence written so far (reset to 0) */
+    int fused;                /* 1: the last CTA of a sequence merges it; 0: the combine kernel does */
     float *part_o;            /* [n_parts][RG][d], normalized by its own l */
     float *part_lse;          /* [n_parts][RG] */
 } sk_plan;
@@ -59,6 +61,7 @@ typedef struct sk_params {
     float *lse;
     const int *seqlens_k;
     int Hq, Hkv, N, M, causal, g, rows, n_rg;
+    int blk;                  /* keys per KV block (the plan's unit), a multiple of SK_TILE */
     float scale_log2;
 } sk_params;
 
@@ -68,9 +71,49 @@ struct sk_smem {
     static constexpr size_t q = (size_t)RG * D * 2;
     static constexpr size_t stage = (size_t)2 * SK_TILE * D * 2;          /* K + V */
     static constexpr size_t ml = (size_t)2 * SK_WARPS * RG * 4;
-    static constexpr size_t bytes = q + SK_STAGES * stage + ml;
+    static constexpr size_t bytes = q + SK_STAGES * stage + ml + 16;   /* + the fused merge's flag */
     static_assert((size_t)SK_WARPS * RG * D * 4 <= SK_STAGES * stage, "scratch fits in the stages");
 };
+
+/* One warp merges row r (of RG) of a split sequence: the {m, d} state of the partials' LSEs (lane k
+ * takes partials k, k + 32, ...; warp_md combines the lanes), then each lane sums D/32 adjacent
+ * columns over the partials in the order k = 0, 1, ..., with weights combine_weight() (combine.h,
+ * the code the CPU test checks against the unsplit softmax). The fixed order gives the same bits
+ * whichever CTA runs the merge. Loads go through L2 (__ldcg): in the fused path other CTAs of the
+ * same launch wrote the partials, and an SM's L1 does not see other SMs' writes. */
+template <int D, int RG>
+__device__ __forceinline__ void merge_row(const sk_params &p, const sk_plan &plan, int seq, int r, int lane)
+{
+    constexpr int CPL = D / 32;                            /* columns per lane: 4 (d = 128) or 2 */
+    const int rg = seq % p.n_rg, bk = seq / p.n_rg, kvh = bk % p.Hkv, b = bk / p.Hkv;
+    const int p0 = plan.seq_part[seq], n = plan.seq_part[seq + 1] - p0;
+    const float *lse = plan.part_lse + (size_t)p0 * RG + r;
+
+    md_t st = md_identity();
+    for (int k = lane; k < n; k += 32) st = md_merge(st, md_of(__ldcg(lse + (size_t)k * RG)));
+    st = warp_md(st);
+
+    float acc[CPL];
+#pragma unroll
+    for (int c = 0; c < CPL; c++) acc[c] = 0.0f;
+#pragma unroll 4
+    for (int k = 0; k < n; k++) {
+        const float w = combine_weight(__ldcg(lse + (size_t)k * RG), st);
+        const float *src = plan.part_o + ((size_t)(p0 + k) * RG + r) * D + lane * CPL;
+        if (CPL == 4) {
+            const float4 x = __ldcg(reinterpret_cast<const float4 *>(src));
+            acc[0] += w * x.x; acc[1] += w * x.y; acc[2] += w * x.z; acc[3] += w * x.w;
+        } else {
+            const float2 x = __ldcg(reinterpret_cast<const float2 *>(src));
+            acc[0] += w * x.x; acc[1] += w * x.y;
+        }
+    }
+    const size_t row = ((size_t)b * p.Hq + (size_t)kvh * p.g) * p.N + rg * RG + r;
+#pragma unroll
+    for (int c = 0; c < CPL; c += 2)
+        *reinterpret_cast<__half2 *>(p.o + row * D + lane * CPL + c) = __floats2half2_rn(acc[c], acc[c + 1]);
+    if (lane == 0) p.lse[row] = md_lse(st);
+}
 
 template <int D, int MT>
 __global__ void __launch_bounds__(SK_THREADS)
@@ -84,6 +127,7 @@ split_kv_kernel(sk_params p, sk_plan plan)
     float *scratch = reinterpret_cast<float *>(sKV);                     /* [warp][RG][D] */
     float *sM = reinterpret_cast<float *>(smem_raw + L::q + SK_STAGES * L::stage);
     float *sL = sM + SK_WARPS * RG;
+    int *s_last = reinterpret_cast<int *>(sL + SK_WARPS * RG);
 
     const int warp = threadIdx.x / 32, lane = threadIdx.x % 32, g = lane / 4, t = lane % 4;
     /* ldmatrix lane bases (see fa2.cu): Q rows, this warp's 16 keys of a K / V stage */
@@ -97,7 +141,7 @@ split_kv_kernel(sk_params p, sk_plan plan)
         const int seq = seg.x, rg = seq % p.n_rg, bk = seq / p.n_rg;
         const int kvh = bk % p.Hkv, b = bk / p.Hkv;
         const int mk = p.seqlens_k ? p.seqlens_k[b] : p.M;
-        const int k_lo = seg.y * SK_BLOCK, k_hi = min(seg.z * SK_BLOCK, mk);
+        const int k_lo = seg.y * p.blk, k_hi = min(seg.z * p.blk, mk);
         const int n_tiles = (k_hi - k_lo + SK_TILE - 1) / SK_TILE;
         const int r0 = rg * RG;                              /* first packed row of the group */
         const size_t q_row0 = ((size_t)b * p.Hq + (size_t)kvh * p.g) * p.N + r0;   /* rows contiguous */
@@ -266,49 +310,38 @@ split_kv_kernel(sk_params p, sk_plan plan)
                 if (c == 0) plan.part_lse[(size_t)seg.w * RG + r] = lse;
             }
         }
+        /* Fused merge: the CTA that writes a sequence's last partial merges them all, so no
+         * second launch. Each thread's partial stores are made visible device-wide (fence) before
+         * thread 0 counts this partial in; the CTA that brings the count to n then reads every
+         * partial through L2. It puts the counter back to 0 for the next launch: no other CTA
+         * touches it once it has reached n. */
+        if (seg.w >= 0 && plan.fused) {
+            __threadfence();
+            __syncthreads();
+            if (threadIdx.x == 0) {
+                const int n = plan.seq_part[seq + 1] - plan.seq_part[seq];
+                *s_last = atomicAdd(plan.seq_count + seq, 1) == n - 1;
+                if (*s_last) plan.seq_count[seq] = 0;
+            }
+            __syncthreads();
+            if (*s_last) {
+                __threadfence();
+                for (int r = warp; r < RG && r0 + r < p.rows; r += SK_WARPS) merge_row<D, RG>(p, plan, seq, r, lane);
+            }
+        }
         __syncthreads();                      /* scratch and sQ are rewritten by the next segment */
     }
 }
 
-/* Merge the partials of each split sequence: one CTA per (split sequence, row), 4 warps.
- * The row's {m, d} over the partials' LSEs comes from a block reduction (common/reduce.cuh);
- * then warp w sums the partials w, w + 4, ... with weights combine_weight() (combine.h, the code
- * the CPU test checks against the unsplit softmax), each lane owning D/32 adjacent columns, and
- * the four warps' sums are added in a fixed order (same bits every launch). */
+/* The unfused merge (variant 06s): a kernel of its own after the split kernel, one warp per row
+ * of each split sequence, 4 rows per CTA. */
 template <int D, int RG>
 __global__ void __launch_bounds__(128)
 combine_kernel(sk_params p, sk_plan plan)
 {
-    constexpr int CPL = D / 32;                            /* columns per lane */
-    __shared__ float part_sum[4][D];
-    const int seq = plan.split_seqs[blockIdx.x], r = blockIdx.y;
-    const int rg = seq % p.n_rg, bk = seq / p.n_rg, kvh = bk % p.Hkv, b = bk / p.Hkv;
-    if (rg * RG + r >= p.rows) return;                     /* a padding row (uniform per block) */
-    const int p0 = plan.seq_part[seq], n = plan.seq_part[seq + 1] - p0;
-    const float *lse = plan.part_lse + (size_t)p0 * RG + r;
-
-    md_t st = md_identity();
-    for (int k = threadIdx.x; k < n; k += blockDim.x) st = md_merge(st, md_of(lse[(size_t)k * RG]));
-    st = block_md(st);
-
-    const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
-    float acc[CPL];
-#pragma unroll
-    for (int c = 0; c < CPL; c++) acc[c] = 0.0f;
-#pragma unroll 4
-    for (int k = warp; k < n; k += 4) {
-        const float w = combine_weight(lse[(size_t)k * RG], st);
-        const float *src = plan.part_o + ((size_t)(p0 + k) * RG + r) * D + lane * CPL;
-#pragma unroll
-        for (int c = 0; c < CPL; c++) acc[c] += w * src[c];
-    }
-#pragma unroll
-    for (int c = 0; c < CPL; c++) part_sum[warp][lane * CPL + c] = acc[c];
-    __syncthreads();
-    const size_t row = ((size_t)b * p.Hq + (size_t)kvh * p.g) * p.N + rg * RG + r;
-    for (int c = threadIdx.x; c < D; c += blockDim.x)
-        p.o[row * D + c] = __float2half_rn(((part_sum[0][c] + part_sum[1][c]) + part_sum[2][c]) + part_sum[3][c]);
-    if (threadIdx.x == 0) p.lse[row] = md_lse(st);
+    const int seq = plan.split_seqs[blockIdx.x], r = blockIdx.y * 4 + threadIdx.x / 32;
+    if (r >= RG || (seq % p.n_rg) * RG + r >= p.rows) return;   /* a padding row (uniform per warp) */
+    merge_row<D, RG>(p, plan, seq, r, threadIdx.x % 32);
 }
 
 /* ------------------------------------------------------------------------------------------ */
@@ -356,21 +389,32 @@ static int sk_slots(const attn_env *env, const sk_variant *v)
     return env->sm_count * per_sm;
 }
 
+/* Keys per KV block, the planner's unit: SK_BLOCK_DEFAULT, or SPLIT_BLOCK from the environment
+ * (a multiple of the 64-key pipeline tile, up to 1024) for experiments. Smaller blocks let the
+ * planner cut the work into more nearly equal shares; every partial costs a merge either way. */
+static int sk_block_keys(void)
+{
+    const char *e = getenv("SPLIT_BLOCK");
+    int v = e ? atoi(e) : 0;
+    return v >= SK_TILE && v <= 1024 && v % SK_TILE == 0 ? v : SK_BLOCK_DEFAULT;
+}
+
 /* The sequences: (request, KV head, row group), each with its number of KV blocks. */
 static int *sk_sequences(const attn_shape *s, int rg, int *n_seqs)
 {
+    const int blk = sk_block_keys();
     const int rows = (s->Hq / s->Hkv) * s->N, n_rg = (rows + rg - 1) / rg;
     *n_seqs = s->B * s->Hkv * n_rg;
     int *blocks = (int *)malloc(sizeof(int) * *n_seqs);
     for (int b = 0; b < s->B; b++)
         for (int i = 0; i < s->Hkv * n_rg; i++)
-            blocks[b * s->Hkv * n_rg + i] = (attn_kv_len(s, b) + SK_BLOCK - 1) / SK_BLOCK;
+            blocks[b * s->Hkv * n_rg + i] = (attn_kv_len(s, b) + blk - 1) / blk;
     return blocks;
 }
 
 /* Device layout of the workspace: plan arrays, then partial LSE, then partial O. */
 typedef struct sk_layout {
-    size_t seg_off, cta_off, seqp_off, split_off, lse_off, o_off, total;
+    size_t seg_off, cta_off, seqp_off, split_off, cnt_off, lse_off, o_off, total;
 } sk_layout;
 
 static sk_layout sk_layout_of(const split_plan *pl, int rg, int d)
@@ -381,6 +425,7 @@ static sk_layout sk_layout_of(const split_plan *pl, int rg, int d)
     L.cta_off = at;  at += sizeof(int) * (size_t)(pl->n_ctas + 1);
     L.seqp_off = at; at += sizeof(int) * (size_t)(pl->n_seqs + 1);
     L.split_off = at; at += sizeof(int) * (size_t)pl->n_seqs;
+    L.cnt_off = at;  at += sizeof(int) * (size_t)pl->n_seqs;
     at = (at + 255) & ~(size_t)255;
     L.lse_off = at;  at += sizeof(float) * (size_t)pl->n_parts * rg;
     at = (at + 255) & ~(size_t)255;
@@ -438,7 +483,7 @@ static size_t sk_workspace(const attn_shape *s, const attn_env *env)
 typedef struct sk_cache {
     void *workspace;
     char planner[16];
-    int B, Hq, Hkv, N, M, d, sms;
+    int B, Hq, Hkv, N, M, d, sms, blk;
     int *seqlens;
     split_plan plan;
     int4 *segs;
@@ -452,14 +497,14 @@ static int cache_hit(const attn_args *a, const char *planner)
     const attn_shape *s = &a->shape;
     if (!cache.valid || cache.workspace != a->workspace || strcmp(cache.planner, planner) ||
         cache.B != s->B || cache.Hq != s->Hq || cache.Hkv != s->Hkv || cache.N != s->N ||
-        cache.M != s->M || cache.d != s->d || cache.sms != a->env.sm_count)
+        cache.M != s->M || cache.d != s->d || cache.sms != a->env.sm_count || cache.blk != sk_block_keys())
         return 0;
     for (int b = 0; b < s->B; b++)
         if (cache.seqlens[b] != attn_kv_len(s, b)) return 0;
     return 1;
 }
 
-static const char *sk_run(const attn_args *a, cudaStream_t st)
+static const char *sk_launch(const attn_args *a, cudaStream_t st, int fused)
 {
     const attn_shape *s = &a->shape;
     sk_variant v;
@@ -489,10 +534,12 @@ static const char *sk_run(const attn_args *a, cudaStream_t st)
             if (cache.plan.seq_part[q + 1] > cache.plan.seq_part[q]) cache.split_seqs[cache.n_split++] = q;
         if (cache.n_split)
             RUNG_CUDA(cudaMemcpyAsync(ws + L.split_off, cache.split_seqs, sizeof(int) * cache.n_split, cudaMemcpyHostToDevice, st));
+        RUNG_CUDA(cudaMemsetAsync(ws + L.cnt_off, 0, sizeof(int) * cache.plan.n_seqs, st));   /* then self-resetting */
         cache.workspace = a->workspace;
         snprintf(cache.planner, sizeof cache.planner, "%s", planner);
         cache.B = s->B; cache.Hq = s->Hq; cache.Hkv = s->Hkv; cache.N = s->N; cache.M = s->M; cache.d = s->d;
         cache.sms = a->env.sm_count;
+        cache.blk = sk_block_keys();
         cache.seqlens = (int *)malloc(sizeof(int) * s->B);
         for (int b = 0; b < s->B; b++) cache.seqlens[b] = attn_kv_len(s, b);
         cache.valid = 1;
@@ -507,6 +554,7 @@ static const char *sk_run(const attn_args *a, cudaStream_t st)
     p.Hq = s->Hq; p.Hkv = s->Hkv; p.N = s->N; p.M = s->M; p.causal = s->causal;
     p.g = s->Hq / s->Hkv; p.rows = p.g * s->N; p.n_rg = (p.rows + v.rg - 1) / v.rg;
     p.scale_log2 = s->scale * LOG2E;
+    p.blk = cache.blk;
     sk_plan dp;
     dp.segs = (const int4 *)(ws + L.seg_off);
     dp.cta_seg = (const int *)(ws + L.cta_off);
@@ -514,17 +562,22 @@ static const char *sk_run(const attn_args *a, cudaStream_t st)
     dp.split_seqs = (const int *)(ws + L.split_off);
     dp.part_lse = (float *)(ws + L.lse_off);
     dp.part_o = (float *)(ws + L.o_off);
+    dp.seq_count = (int *)(ws + L.cnt_off);
+    dp.fused = fused;
 
     RUNG_CUDA(cudaFuncSetAttribute(v.kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)v.smem));
     v.kernel<<<pl->n_ctas, SK_THREADS, v.smem, st>>>(p, dp);
     RUNG_LAUNCHED(split_kv_kernel);
-    if (cache.n_split > 0) {
-        dim3 grid(cache.n_split, v.rg);
+    if (!fused && cache.n_split > 0) {
+        dim3 grid(cache.n_split, v.rg / 4);
         v.combine<<<grid, 128, 0, st>>>(p, dp);
         RUNG_LAUNCHED(combine_kernel);
     }
     return NULL;
 }
+
+static const char *sk_run(const attn_args *a, cudaStream_t st) { return sk_launch(a, st, 1); }
+static const char *sk_run_separate(const attn_args *a, cudaStream_t st) { return sk_launch(a, st, 0); }
 
 /* For the report: the plan the launch used and the cost model's makespan for it. */
 static void sk_describe(const attn_shape *s, const attn_env *env, char *buf, size_t n)
@@ -540,16 +593,23 @@ static void sk_describe(const attn_shape *s, const attn_env *env, char *buf, siz
     int *blocks = sk_sequences(s, v.rg, &n_seqs);
     for (int i = 0; i < n_seqs; i++) total += blocks[i];
     free(blocks);
-    snprintf(buf, n, "planner=%s;slots=%d;ctas=%d;segments=%d;partials=%d;kv_blocks=%ld;makespan=%ld;ideal=%ld",
-             planner_of(env), slots, pl.n_ctas, pl.n_segs, pl.n_parts, total, pl.makespan,
+    snprintf(buf, n, "planner=%s;block=%d;slots=%d;ctas=%d;segments=%d;partials=%d;kv_blocks=%ld;makespan=%ld;ideal=%ld",
+             planner_of(env), sk_block_keys(), slots, pl.n_ctas, pl.n_segs, pl.n_parts, total, pl.makespan,
              (total + slots - 1) / slots);
     plan_free(&pl);
 }
 
 static const rung rung_06 = {
     "06", "split-KV (Flash-Decoding)",
-    "decode: GQA rows packed per KV head; KV split across CTAs by a planner; partials merged by LSE",
+    "decode: GQA rows packed per KV head; KV split across CTAs by a planner; the last CTA of a "
+    "request merges its partials by LSE",
     sk_unsupported, sk_workspace, sk_run, sk_describe,
 };
 
-extern "C" const rung *const rung_variants[] = {&rung_06, NULL};
+static const rung rung_06s = {
+    "06s", "split-KV, separate combine kernel",
+    "as 06, but the partials are merged by a second kernel launched after the split kernel",
+    sk_unsupported, sk_workspace, sk_run_separate, sk_describe,
+};
+
+extern "C" const rung *const rung_variants[] = {&rung_06, &rung_06s, NULL};

@@ -103,7 +103,8 @@ static const char *USAGE =
     "run:      --variant ID --planner NAME --warmups W --runs R --no-check --check-budget MACS\n"
     "          --no-time (tests: check, and check a second launch gives the same bits; no timing)\n"
     "output:   --csv FILE --save DIR (o.npy lse.npy) --quiet\n"
-    "modes:    --sweep FILE [--too-slow S] --ceilings --list --probe --help";
+    "modes:    --sweep FILE [--too-slow S] --ceilings --list --probe --help\n"
+    "          --read-floor (instead of the rung: time one kernel that only reads K and V)";
 
 int cli_parse(int argc, char **argv, cli_opts *o, char *err, size_t n)
 {
@@ -174,6 +175,7 @@ int cli_parse(int argc, char **argv, cli_opts *o, char *err, size_t n)
         else if (!strcmp(f, "--list")) { o->list = 1; takes = 0; }
         else if (!strcmp(f, "--probe")) { o->probe = 1; takes = 0; }
         else if (!strcmp(f, "--ceilings")) { o->ceilings = 1; takes = 0; }
+        else if (!strcmp(f, "--read-floor")) { o->read_floor = 1; takes = 0; }
         else if (!strcmp(f, "--quiet")) { o->quiet = 1; takes = 0; }
         else if (!strcmp(f, "--help") || !strcmp(f, "-h")) { errf(err, n, "%s", USAGE); return 1; }
         else return errf(err, n, "unknown argument '%s' (--help lists the arguments)", f);

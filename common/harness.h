@@ -84,6 +84,7 @@ typedef struct cli_opts {
     const char *variant, *csv, *load, *save, *sweep, *planner;
     int no_time;               /* tests: run twice (check + same-bits), no timing */
     int list, probe, ceilings, quiet;
+    int read_floor;            /* time a bare read of K and V instead of the rung */
 } cli_opts;
 
 void cli_defaults(cli_opts *o);
@@ -143,6 +144,9 @@ const char *measure_gemm_tflops(cublasHandle_t h, cudaStream_t st, int n, double
  * back so the L2 is left clean (see l2flush.cu for why). */
 const char *l2_flush(void *buf, size_t bytes, cudaStream_t st);
 int l2_flush_clean(void);
+/* One kernel that reads a then b (plain loads, all SMs): the fastest a launch can move these
+ * bytes, the floor a memory-bound rung is measured against. */
+const char *read_floor_launch(const void *a, size_t a_bytes, const void *b, size_t b_bytes, cudaStream_t st);
 
 /* ---------------------------------------------------------------- report.c */
 
@@ -160,6 +164,7 @@ typedef struct report_row {
     const char *status;      /* "ok", "FAIL: ...", "unsupported: ...", "skipped: ..." */
     bench_result t;
     int timed;               /* t holds numbers */
+    int bytes_only;          /* a read, not attention: no TFLOP/s */
     check_result c;
     int checked;
     size_t workspace_bytes;

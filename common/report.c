@@ -26,8 +26,10 @@ void report_table_row(FILE *f, const report_row *r)
     fprintf(f, "%-5s %4d %4d %4d %6d %6d %5d %1d ", r->rung, s->B, s->Hq, s->Hkv, s->N, s->M, s->d, s->causal);
     if (r->timed) {
         double sec = r->t.ms_median * 1e-3;
-        fprintf(f, "%9.4f %9.4f %9.4f %8.2f %7.0f ", r->t.ms_median, r->t.ms_min, r->t.ms_max,
-                attn_flops(s) / sec * 1e-12, attn_bytes(s) / sec * 1e-9);
+        fprintf(f, "%9.4f %9.4f %9.4f ", r->t.ms_median, r->t.ms_min, r->t.ms_max);
+        if (r->bytes_only) fprintf(f, "%8s ", "-");
+        else fprintf(f, "%8.2f ", attn_flops(s) / sec * 1e-12);
+        fprintf(f, "%7.0f ", attn_bytes(s) / sec * 1e-9);
     } else {
         fprintf(f, "%9s %9s %9s %8s %7s ", "-", "-", "-", "-", "-");
     }
@@ -100,8 +102,10 @@ int report_csv_row(const char *path, const device_info *dev, const report_row *r
             s->causal, dtype_name(s->dtype), status);
     if (r->timed) {
         double sec = r->t.ms_median * 1e-3;
-        fprintf(f, "%.6f,%.6f,%.6f,%.3f,%.1f,", r->t.ms_median, r->t.ms_min, r->t.ms_max,
-                attn_flops(s) / sec * 1e-12, attn_bytes(s) / sec * 1e-9);
+        fprintf(f, "%.6f,%.6f,%.6f,", r->t.ms_median, r->t.ms_min, r->t.ms_max);
+        if (r->bytes_only) fprintf(f, ",");
+        else fprintf(f, "%.3f,", attn_flops(s) / sec * 1e-12);
+        fprintf(f, "%.1f,", attn_bytes(s) / sec * 1e-9);
     } else {
         fprintf(f, ",,,,,");
     }

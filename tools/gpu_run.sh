@@ -10,6 +10,9 @@
 #   tune       rung 05's candidate configurations (FA2_CONFIG) on d = 64 and 128 shapes
 #   ladder     make ladder (SWEEPS / RUNGS from the environment) -> results/*.csv
 #   ceilings   just the two ceilings
+#   check06    rung 06's variants on the GPU matrix alone, with both KV block sizes (quick)
+#   tune06     the decode sweep for 06 and 06s x KV block 64/128 x planner greedy/balanced/auto, and
+#              the read floor of every shape -> results/<gpu>-tune06.csv
 #   flush      the decode sweep for 00, 05, 06 and the peers under both L2 flushes (ATTN_FLUSH=write,
 #              then the default write+read) -> results/<gpu>-flush.csv: what dirty L2 lines cost
 #
@@ -89,6 +92,29 @@ for step in "$@"; do
       grep -E "FAIL" $LOG/ladder.log | head -n 20 | tee -a "$summary";;
     ceilings)
       build/bin/00_baseline --ceilings | tee -a "$summary";;
+    check06)
+      for blk in 64 128; do
+        for v in 06 06s; do
+          SPLIT_BLOCK=$blk build/bin/06_split_kv --variant $v --sweep tests/gpu_cases.txt --no-time --quiet \
+              --csv $LOG/check06-$v-$blk.csv > $LOG/check06-$v-$blk.log 2>&1
+          say "check06 $v block=$blk: exit $? ok=$(grep -c ',ok,' $LOG/check06-$v-$blk.csv) fail=$(grep -c ',FAIL' $LOG/check06-$v-$blk.csv)"
+        done
+      done;;
+    tune06)
+      gpu=$(build/bin/00_baseline --probe | cut -d' ' -f1)
+      out=$LOG/tune06.csv
+      rm -f $out
+      build/bin/00_baseline --read-floor --sweep sweeps/decode.txt --csv $out --quiet > /dev/null
+      for blk in 64 128; do
+        for pl in greedy balanced auto; do
+          for v in 06 06s; do
+            SPLIT_BLOCK=$blk timeout 100 build/bin/06_split_kv --variant $v --planner $pl \
+                --sweep sweeps/decode.txt --csv $out --quiet > /dev/null 2>> $LOG/tune06.err
+          done
+        done
+      done
+      mkdir -p results && cp $out results/$gpu-tune06.csv
+      say "tune06: $(grep -c ',ok,' $out) ok rows, $(grep -c ',FAIL' $out) failed -> results/$gpu-tune06.csv";;
     flush)
       gpu=$(build/bin/00_baseline --probe | cut -d' ' -f1)
       out=$LOG/flush.csv
