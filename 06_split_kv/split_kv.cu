@@ -39,7 +39,7 @@
 #define SK_THREADS (SK_WARPS * 32)
 #define SK_TILE 64            /* keys per pipeline stage: 16 per warp */
 #define SK_STAGES 4
-#define SK_BLOCK_DEFAULT 64   /* keys per KV block, the planner's unit (SPLIT_BLOCK=64|128|...) */
+#define SK_BLOCK_DEFAULT 128  /* keys per KV block, the planner's unit (SPLIT_BLOCK=64|128|...) */
 #define LOG2E 1.4426950408889634f
 #define LN2 0.6931471805599453f
 
@@ -75,44 +75,48 @@ struct sk_smem {
     static_assert((size_t)SK_WARPS * RG * D * 4 <= SK_STAGES * stage, "scratch fits in the stages");
 };
 
-/* One warp merges row r (of RG) of a split sequence: the {m, d} state of the partials' LSEs (lane k
- * takes partials k, k + 32, ...; warp_md combines the lanes), then each lane sums D/32 adjacent
- * columns over the partials in the order k = 0, 1, ..., with weights combine_weight() (combine.h,
- * the code the CPU test checks against the unsplit softmax). The fixed order gives the same bits
- * whichever CTA runs the merge. Loads go through L2 (__ldcg): in the fused path other CTAs of the
- * same launch wrote the partials, and an SM's L1 does not see other SMs' writes. */
+/* The fused merge of one split sequence with at most SK_FUSE_MAX partials, by the CTA that wrote
+ * its last partial: each thread takes (row, 4 adjacent columns) pairs and loads the n partial LSEs
+ * and the n float4 pieces of O before it does any arithmetic, so a pair costs one round trip to L2,
+ * not n. Then the {m, d} of the LSEs in the order k = 0, 1, ... and the weights combine_weight()
+ * (combine.h, the code the CPU test checks against the unsplit softmax); the fixed order gives the
+ * same bits whichever CTA merges. Loads go through L2 (__ldcg): other CTAs of this launch wrote the
+ * partials, and an SM's L1 does not see other SMs' writes. */
+#define SK_FUSE_MAX 16
+
 template <int D, int RG>
-__device__ __forceinline__ void merge_row(const sk_params &p, const sk_plan &plan, int seq, int r, int lane)
+__device__ __forceinline__ void merge_seq_cta(const sk_params &p, const sk_plan &plan, int seq, int n_rows)
 {
-    constexpr int CPL = D / 32;                            /* columns per lane: 4 (d = 128) or 2 */
+    constexpr int CG = D / 4;                              /* groups of 4 columns in a row */
     const int rg = seq % p.n_rg, bk = seq / p.n_rg, kvh = bk % p.Hkv, b = bk / p.Hkv;
     const int p0 = plan.seq_part[seq], n = plan.seq_part[seq + 1] - p0;
-    const float *lse = plan.part_lse + (size_t)p0 * RG + r;
-
-    md_t st = md_identity();
-    for (int k = lane; k < n; k += 32) st = md_merge(st, md_of(__ldcg(lse + (size_t)k * RG)));
-    st = warp_md(st);
-
-    float acc[CPL];
+    const size_t row0 = ((size_t)b * p.Hq + (size_t)kvh * p.g) * p.N + rg * RG;
+    for (int e = threadIdx.x; e < n_rows * CG; e += SK_THREADS) {
+        const int r = e / CG, c = (e % CG) * 4;
+        float lse[SK_FUSE_MAX];
+        float4 x[SK_FUSE_MAX];
 #pragma unroll
-    for (int c = 0; c < CPL; c++) acc[c] = 0.0f;
-#pragma unroll 4
-    for (int k = 0; k < n; k++) {
-        const float w = combine_weight(__ldcg(lse + (size_t)k * RG), st);
-        const float *src = plan.part_o + ((size_t)(p0 + k) * RG + r) * D + lane * CPL;
-        if (CPL == 4) {
-            const float4 x = __ldcg(reinterpret_cast<const float4 *>(src));
-            acc[0] += w * x.x; acc[1] += w * x.y; acc[2] += w * x.z; acc[3] += w * x.w;
-        } else {
-            const float2 x = __ldcg(reinterpret_cast<const float2 *>(src));
-            acc[0] += w * x.x; acc[1] += w * x.y;
-        }
+        for (int k = 0; k < SK_FUSE_MAX; k++)
+            if (k < n) {
+                lse[k] = __ldcg(plan.part_lse + (size_t)(p0 + k) * RG + r);
+                x[k] = __ldcg(reinterpret_cast<const float4 *>(plan.part_o + ((size_t)(p0 + k) * RG + r) * D + c));
+            }
+        md_t st = md_identity();
+#pragma unroll
+        for (int k = 0; k < SK_FUSE_MAX; k++)
+            if (k < n) st = md_merge(st, md_of(lse[k]));
+        float4 acc = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+#pragma unroll
+        for (int k = 0; k < SK_FUSE_MAX; k++)
+            if (k < n) {
+                const float w = combine_weight(lse[k], st);
+                acc.x += w * x[k].x; acc.y += w * x[k].y; acc.z += w * x[k].z; acc.w += w * x[k].w;
+            }
+        __half2 *dst = reinterpret_cast<__half2 *>(p.o + (row0 + r) * D + c);
+        dst[0] = __floats2half2_rn(acc.x, acc.y);
+        dst[1] = __floats2half2_rn(acc.z, acc.w);
+        if (c == 0) p.lse[row0 + r] = md_lse(st);
     }
-    const size_t row = ((size_t)b * p.Hq + (size_t)kvh * p.g) * p.N + rg * RG + r;
-#pragma unroll
-    for (int c = 0; c < CPL; c += 2)
-        *reinterpret_cast<__half2 *>(p.o + row * D + lane * CPL + c) = __floats2half2_rn(acc[c], acc[c + 1]);
-    if (lane == 0) p.lse[row] = md_lse(st);
 }
 
 template <int D, int MT>
@@ -326,22 +330,53 @@ split_kv_kernel(sk_params p, sk_plan plan)
             __syncthreads();
             if (*s_last) {
                 __threadfence();
-                for (int r = warp; r < RG && r0 + r < p.rows; r += SK_WARPS) merge_row<D, RG>(p, plan, seq, r, lane);
+                merge_seq_cta<D, RG>(p, plan, seq, min(RG, p.rows - r0));
             }
         }
         __syncthreads();                      /* scratch and sQ are rewritten by the next segment */
     }
 }
 
-/* The unfused merge (variant 06s): a kernel of its own after the split kernel, one warp per row
- * of each split sequence, 4 rows per CTA. */
+/* The separate merge, for sequences with more than SK_FUSE_MAX partials (and every split sequence
+ * in variant 06s): a kernel of its own after the split kernel, one CTA per (split sequence, row), 4 warps.
+ * The row's {m, d} over the partials' LSEs comes from a block reduction (common/reduce.cuh);
+ * then warp w sums the partials w, w + 4, ... with weights combine_weight() (combine.h, the code
+ * the CPU test checks against the unsplit softmax), each lane owning D/32 adjacent columns, and
+ * the four warps' sums are added in a fixed order (same bits every launch). */
 template <int D, int RG>
 __global__ void __launch_bounds__(128)
 combine_kernel(sk_params p, sk_plan plan)
 {
-    const int seq = plan.split_seqs[blockIdx.x], r = blockIdx.y * 4 + threadIdx.x / 32;
-    if (r >= RG || (seq % p.n_rg) * RG + r >= p.rows) return;   /* a padding row (uniform per warp) */
-    merge_row<D, RG>(p, plan, seq, r, threadIdx.x % 32);
+    constexpr int CPL = D / 32;                            /* columns per lane */
+    __shared__ float part_sum[4][D];
+    const int seq = plan.split_seqs[blockIdx.x], r = blockIdx.y;
+    const int rg = seq % p.n_rg, bk = seq / p.n_rg, kvh = bk % p.Hkv, b = bk / p.Hkv;
+    if (rg * RG + r >= p.rows) return;                     /* a padding row (uniform per block) */
+    const int p0 = plan.seq_part[seq], n = plan.seq_part[seq + 1] - p0;
+    const float *lse = plan.part_lse + (size_t)p0 * RG + r;
+
+    md_t st = md_identity();
+    for (int k = threadIdx.x; k < n; k += blockDim.x) st = md_merge(st, md_of(lse[(size_t)k * RG]));
+    st = block_md(st);
+
+    const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+    float acc[CPL];
+#pragma unroll
+    for (int c = 0; c < CPL; c++) acc[c] = 0.0f;
+#pragma unroll 4
+    for (int k = warp; k < n; k += 4) {
+        const float w = combine_weight(lse[(size_t)k * RG], st);
+        const float *src = plan.part_o + ((size_t)(p0 + k) * RG + r) * D + lane * CPL;
+#pragma unroll
+        for (int c = 0; c < CPL; c++) acc[c] += w * src[c];
+    }
+#pragma unroll
+    for (int c = 0; c < CPL; c++) part_sum[warp][lane * CPL + c] = acc[c];
+    __syncthreads();
+    const size_t row = ((size_t)b * p.Hq + (size_t)kvh * p.g) * p.N + rg * RG + r;
+    for (int c = threadIdx.x; c < D; c += blockDim.x)
+        p.o[row * D + c] = __float2half_rn(((part_sum[0][c] + part_sum[1][c]) + part_sum[2][c]) + part_sum[3][c]);
+    if (threadIdx.x == 0) p.lse[row] = md_lse(st);
 }
 
 /* ------------------------------------------------------------------------------------------ */
@@ -487,7 +522,7 @@ typedef struct sk_cache {
     int *seqlens;
     split_plan plan;
     int4 *segs;
-    int *split_seqs, n_split;
+    int *split_seqs, n_split, max_parts;
     int valid;
 } sk_cache;
 static sk_cache cache;
@@ -530,8 +565,12 @@ static const char *sk_launch(const attn_args *a, cudaStream_t st, int fused)
         free(cache.split_seqs);
         cache.split_seqs = (int *)malloc(sizeof(int) * cache.plan.n_seqs);
         cache.n_split = 0;
-        for (int q = 0; q < cache.plan.n_seqs; q++)
-            if (cache.plan.seq_part[q + 1] > cache.plan.seq_part[q]) cache.split_seqs[cache.n_split++] = q;
+        cache.max_parts = 0;
+        for (int q = 0; q < cache.plan.n_seqs; q++) {
+            const int np = cache.plan.seq_part[q + 1] - cache.plan.seq_part[q];
+            if (np > 0) cache.split_seqs[cache.n_split++] = q;
+            cache.max_parts = np > cache.max_parts ? np : cache.max_parts;
+        }
         if (cache.n_split)
             RUNG_CUDA(cudaMemcpyAsync(ws + L.split_off, cache.split_seqs, sizeof(int) * cache.n_split, cudaMemcpyHostToDevice, st));
         RUNG_CUDA(cudaMemsetAsync(ws + L.cnt_off, 0, sizeof(int) * cache.plan.n_seqs, st));   /* then self-resetting */
@@ -563,13 +602,15 @@ static const char *sk_launch(const attn_args *a, cudaStream_t st, int fused)
     dp.part_lse = (float *)(ws + L.lse_off);
     dp.part_o = (float *)(ws + L.o_off);
     dp.seq_count = (int *)(ws + L.cnt_off);
+    /* Fused only while every sequence has few partials: one CTA merging many would be slow. */
+    fused = fused && cache.max_parts <= SK_FUSE_MAX;
     dp.fused = fused;
 
     RUNG_CUDA(cudaFuncSetAttribute(v.kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)v.smem));
     v.kernel<<<pl->n_ctas, SK_THREADS, v.smem, st>>>(p, dp);
     RUNG_LAUNCHED(split_kv_kernel);
     if (!fused && cache.n_split > 0) {
-        dim3 grid(cache.n_split, v.rg / 4);
+        dim3 grid(cache.n_split, v.rg);
         v.combine<<<grid, 128, 0, st>>>(p, dp);
         RUNG_LAUNCHED(combine_kernel);
     }

@@ -11,7 +11,7 @@
 #   ladder     make ladder (SWEEPS / RUNGS from the environment) -> results/*.csv
 #   ceilings   just the two ceilings
 #   check06    rung 06's variants on the GPU matrix alone, with both KV block sizes (quick)
-#   tune06     the decode sweep for 06 and 06s x KV block 64/128 x planner greedy/balanced/auto, and
+#   tune06     the decode sweep for 06 and 06s x KV block 64/128 x planner balanced/auto, and
 #              the read floor of every shape -> results/<gpu>-tune06.csv
 #   flush      the decode sweep for 00, 05, 06 and the peers under both L2 flushes (ATTN_FLUSH=write,
 #              then the default write+read) -> results/<gpu>-flush.csv: what dirty L2 lines cost
@@ -106,7 +106,7 @@ for step in "$@"; do
       rm -f $out
       build/bin/00_baseline --read-floor --sweep sweeps/decode.txt --csv $out --quiet > /dev/null
       for blk in 64 128; do
-        for pl in greedy balanced auto; do
+        for pl in balanced auto; do
           for v in 06 06s; do
             SPLIT_BLOCK=$blk timeout 100 build/bin/06_split_kv --variant $v --planner $pl \
                 --sweep sweeps/decode.txt --csv $out --quiet > /dev/null 2>> $LOG/tune06.err
