@@ -12,7 +12,7 @@
 #   ceilings   just the two ceilings
 #   check06    rung 06's variants on the GPU matrix alone, with both KV block sizes (quick)
 #   tune06     the decode sweep for 06 and 06s x KV block 64/128 x planner balanced/auto, and
-#              the read floor of every shape -> results/<gpu>-tune06.csv
+#              the read floor of every shape, and the peers -> results/<gpu>-tune06.csv
 #   flush      the decode sweep for 00, 05, 06 and the peers under both L2 flushes (ATTN_FLUSH=write,
 #              then the default write+read) -> results/<gpu>-flush.csv: what dirty L2 lines cost
 #
@@ -113,6 +113,9 @@ for step in "$@"; do
           done
         done
       done
+      if python3 -c 'import torch' 2>/dev/null; then
+        timeout 150 python3 tools/peers.py --sweep sweeps/decode.txt --csv $out > /dev/null 2>> $LOG/tune06.err
+      fi
       mkdir -p results && cp $out results/$gpu-tune06.csv
       say "tune06: $(grep -c ',ok,' $out) ok rows, $(grep -c ',FAIL' $out) failed -> results/$gpu-tune06.csv";;
     flush)
