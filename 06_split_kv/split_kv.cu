@@ -82,7 +82,7 @@ struct sk_smem {
  * (combine.h, the code the CPU test checks against the unsplit softmax); the fixed order gives the
  * same bits whichever CTA merges. Loads go through L2 (__ldcg): other CTAs of this launch wrote the
  * partials, and an SM's L1 does not see other SMs' writes. */
-#define SK_FUSE_MAX 16
+#define SK_FUSE_MAX 4
 
 template <int D, int RG>
 __device__ __forceinline__ void merge_seq_cta(const sk_params &p, const sk_plan &plan, int seq, int n_rows)
@@ -363,12 +363,17 @@ combine_kernel(sk_params p, sk_plan plan)
     float acc[CPL];
 #pragma unroll
     for (int c = 0; c < CPL; c++) acc[c] = 0.0f;
-#pragma unroll 4
-    for (int k = warp; k < n; k += 4) {
+#pragma unroll 8
+    for (int k = warp; k < n; k += 4) {                    /* 8 partials' loads in flight per warp */
         const float w = combine_weight(lse[(size_t)k * RG], st);
         const float *src = plan.part_o + ((size_t)(p0 + k) * RG + r) * D + lane * CPL;
+        if (CPL == 4) {
+            const float4 x = *reinterpret_cast<const float4 *>(src);
+            acc[0] += w * x.x; acc[1] += w * x.y; acc[2] += w * x.z; acc[3] += w * x.w;
+        } else {
 #pragma unroll
-        for (int c = 0; c < CPL; c++) acc[c] += w * src[c];
+            for (int c = 0; c < CPL; c++) acc[c] += w * src[c];
+        }
     }
 #pragma unroll
     for (int c = 0; c < CPL; c++) part_sum[warp][lane * CPL + c] = acc[c];
@@ -621,7 +626,7 @@ static const char *sk_run(const attn_args *a, cudaStream_t st) { return sk_launc
 static const char *sk_run_separate(const attn_args *a, cudaStream_t st) { return sk_launch(a, st, 0); }
 
 /* For the report: the plan the launch used and the cost model's makespan for it. */
-static void sk_describe(const attn_shape *s, const attn_env *env, char *buf, size_t n)
+static void sk_describe_as(const attn_shape *s, const attn_env *env, char *buf, size_t n, int fused)
 {
     sk_variant v;
     split_plan pl;
@@ -634,23 +639,30 @@ static void sk_describe(const attn_shape *s, const attn_env *env, char *buf, siz
     int *blocks = sk_sequences(s, v.rg, &n_seqs);
     for (int i = 0; i < n_seqs; i++) total += blocks[i];
     free(blocks);
-    snprintf(buf, n, "planner=%s;block=%d;slots=%d;ctas=%d;segments=%d;partials=%d;kv_blocks=%ld;makespan=%ld;ideal=%ld",
-             planner_of(env), sk_block_keys(), slots, pl.n_ctas, pl.n_segs, pl.n_parts, total, pl.makespan,
+    int max_parts = 0;
+    for (int q = 0; q < pl.n_seqs; q++)
+        max_parts = pl.seq_part[q + 1] - pl.seq_part[q] > max_parts ? pl.seq_part[q + 1] - pl.seq_part[q] : max_parts;
+    const char *merge = max_parts == 0 ? "none" : fused && max_parts <= SK_FUSE_MAX ? "fused" : "kernel";
+    snprintf(buf, n, "planner=%s;block=%d;merge=%s;slots=%d;ctas=%d;segments=%d;partials=%d;kv_blocks=%ld;makespan=%ld;ideal=%ld",
+             planner_of(env), sk_block_keys(), merge, slots, pl.n_ctas, pl.n_segs, pl.n_parts, total, pl.makespan,
              (total + slots - 1) / slots);
     plan_free(&pl);
 }
 
+static void sk_describe(const attn_shape *s, const attn_env *env, char *buf, size_t n) { sk_describe_as(s, env, buf, n, 1); }
+static void sk_describe_separate(const attn_shape *s, const attn_env *env, char *buf, size_t n) { sk_describe_as(s, env, buf, n, 0); }
+
 static const rung rung_06 = {
     "06", "split-KV (Flash-Decoding)",
-    "decode: GQA rows packed per KV head; KV split across CTAs by a planner; the last CTA of a "
-    "request merges its partials by LSE",
+    "decode: GQA rows packed per KV head; KV split across CTAs by a planner; partials merged by LSE "
+    "(by the last CTA of a sequence when it has <= 4, else by a combine kernel)",
     sk_unsupported, sk_workspace, sk_run, sk_describe,
 };
 
 static const rung rung_06s = {
     "06s", "split-KV, separate combine kernel",
     "as 06, but the partials are merged by a second kernel launched after the split kernel",
-    sk_unsupported, sk_workspace, sk_run_separate, sk_describe,
+    sk_unsupported, sk_workspace, sk_run_separate, sk_describe_separate,
 };
 
 extern "C" const rung *const rung_variants[] = {&rung_06, &rung_06s, NULL};

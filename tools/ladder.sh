@@ -5,7 +5,9 @@
 #   SWEEPS="prefill decode article varlen"  which sweeps/<name>.txt to run (default: all four;
 #                                    varlen runs rung 06 once per split planner: fa, greedy,
 #                                    balanced, auto)
-#   RUNGS="05 06 peers"              re-measure only these rungs (peers: the PyTorch rows); their
+#   RUNGS="05 06 peers floor"        re-measure only these rungs (peers: the PyTorch rows; floor: the
+#                                    decode sweep's floor-read rows, one kernel that only reads K
+#                                    and V, timed like a rung); their
 #                                    old rows are replaced and the other rows (and ceilings) kept,
 #                                    with a '# rerun' line
 #   --if-device                      (used by make) say "no CUDA device" and succeed without one
@@ -44,7 +46,7 @@ for sw in $sweeps; do
   fi
   if [ -n "${RUNGS:-}" ] && [ -f "$final" ]; then
     # keep every row not being re-measured
-    pat=$(printf '%s\n' $RUNGS | sed 's/^peers$/torch-[a-z]*/; s/^/^/; s/$/[a-z]*,/' | paste -sd'|')
+    pat=$(printf '%s\n' $RUNGS | sed 's/^peers$/torch-[a-z]*/; s/^floor$/floor-read/; s/^/^/; s/$/[a-z]*,/' | paste -sd'|')
     grep -Ev "$pat" "$final" > "$out"
     echo "# rerun: rungs $RUNGS at commit $ATTN_COMMIT on $(date -u +%Y-%m-%dT%H:%M:%SZ)" >> "$out"
   else
@@ -54,6 +56,10 @@ for sw in $sweeps; do
      [ -x tools/peers.py ] && python3 -c 'import torch' 2>/dev/null; then
     echo "== peers (PyTorch SDPA): sweeps/$sw.txt"
     python3 tools/peers.py --sweep "sweeps/$sw.txt" --csv "$out" || echo "peers failed (optional; rows left out)"
+  fi
+  if [ "$sw" = decode ] && { [ -z "${RUNGS:-}" ] || printf '%s\n' $RUNGS | grep -qx floor; }; then
+    echo "== floor-read: sweeps/$sw.txt"
+    "$BIN/00_baseline" --read-floor --sweep "sweeps/$sw.txt" --csv "$out" || rc=1
   fi
   for b in "$BIN"/0[0-9]_*; do
     id=$(basename "$b" | cut -c1-2)
