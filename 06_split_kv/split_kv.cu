@@ -45,7 +45,8 @@
 
 /* The plan as the kernel reads it (device copies of split_plan's arrays). */
 typedef struct sk_plan {
-    const int *cta_seg;       /* n_ctas + 1 */
+    const int4 *cta_info;     /* per CTA, two int4: {first segment, end segment, -, -} and the first
+                                 segment itself, so a CTA starts after one round trip, not two */
     const int4 *segs;         /* {seq, blk_begin, blk_end, part} */
     const int *seq_part;      /* n_seqs + 1 */
     const int *split_seqs;    /* the sequences that have partials (the combine kernel's grid) */
@@ -140,8 +141,14 @@ split_kv_kernel(sk_params p, sk_plan plan)
     const uint32_t v_lane = smem_addr(sKV + SK_TILE * D + tile_off<D, true>(warp * 16 + (lane % 8) + ((lane / 8) % 2) * 8, (lane / 16) * 8));
     constexpr uint32_t STAGE_BYTES = (uint32_t)L::stage;
 
-    for (int si = plan.cta_seg[blockIdx.x]; si < plan.cta_seg[blockIdx.x + 1]; si++) {
-        const int4 seg = plan.segs[si];
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    /* Programmatic dependent launch: the combine kernel may start now; it waits (griddepcontrol.wait)
+     * for this grid to finish before it reads any partial. */
+    asm volatile("griddepcontrol.launch_dependents;");
+#endif
+    const int4 head = plan.cta_info[2 * blockIdx.x], first = plan.cta_info[2 * blockIdx.x + 1];
+    for (int si = head.x; si < head.y; si++) {
+        const int4 seg = si == head.x ? first : plan.segs[si];
         const int seq = seg.x, rg = seq % p.n_rg, bk = seq / p.n_rg;
         const int kvh = bk % p.Hkv, b = bk / p.Hkv;
         const int mk = p.seqlens_k ? p.seqlens_k[b] : p.M;
@@ -354,6 +361,11 @@ combine_kernel(sk_params p, sk_plan plan)
     if (rg * RG + r >= p.rows) return;                     /* a padding row (uniform per block) */
     const int p0 = plan.seq_part[seq], n = plan.seq_part[seq + 1] - p0;
     const float *lse = plan.part_lse + (size_t)p0 * RG + r;
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    /* Launched as a programmatic dependent of the split kernel (sm_90): the launch and the plan
+     * reads above overlap its tail; the partials may be read only after this wait. */
+    asm volatile("griddepcontrol.wait;" ::: "memory");
+#endif
 
     md_t st = md_identity();
     for (int k = threadIdx.x; k < n; k += blockDim.x) st = md_merge(st, md_of(lse[(size_t)k * RG]));
@@ -462,7 +474,8 @@ static sk_layout sk_layout_of(const split_plan *pl, int rg, int d)
     sk_layout L;
     size_t at = 0;
     L.seg_off = at;  at += sizeof(int4) * (size_t)pl->n_segs;
-    L.cta_off = at;  at += sizeof(int) * (size_t)(pl->n_ctas + 1);
+    at = (at + 15) & ~(size_t)15;
+    L.cta_off = at;  at += 2 * sizeof(int4) * (size_t)pl->n_ctas;
     L.seqp_off = at; at += sizeof(int) * (size_t)(pl->n_seqs + 1);
     L.split_off = at; at += sizeof(int) * (size_t)pl->n_seqs;
     L.cnt_off = at;  at += sizeof(int) * (size_t)pl->n_seqs;
@@ -526,7 +539,7 @@ typedef struct sk_cache {
     int B, Hq, Hkv, N, M, d, sms, blk;
     int *seqlens;
     split_plan plan;
-    int4 *segs;
+    int4 *segs, *cta_info;
     int *split_seqs, n_split, max_parts;
     int valid;
 } sk_cache;
@@ -565,7 +578,14 @@ static const char *sk_launch(const attn_args *a, cudaStream_t st, int fused)
         }
         char *ws = (char *)a->workspace;
         RUNG_CUDA(cudaMemcpyAsync(ws + L.seg_off, cache.segs, sizeof(int4) * cache.plan.n_segs, cudaMemcpyHostToDevice, st));
-        RUNG_CUDA(cudaMemcpyAsync(ws + L.cta_off, cache.plan.cta_seg, sizeof(int) * (cache.plan.n_ctas + 1), cudaMemcpyHostToDevice, st));
+        free(cache.cta_info);
+        cache.cta_info = (int4 *)malloc(2 * sizeof(int4) * cache.plan.n_ctas);
+        for (int c = 0; c < cache.plan.n_ctas; c++) {
+            cache.cta_info[2 * c] = make_int4(cache.plan.cta_seg[c], cache.plan.cta_seg[c + 1], 0, 0);
+            cache.cta_info[2 * c + 1] = cache.plan.cta_seg[c] < cache.plan.n_segs ? cache.segs[cache.plan.cta_seg[c]]
+                                                                                   : make_int4(0, 0, 0, -1);
+        }
+        RUNG_CUDA(cudaMemcpyAsync(ws + L.cta_off, cache.cta_info, 2 * sizeof(int4) * cache.plan.n_ctas, cudaMemcpyHostToDevice, st));
         RUNG_CUDA(cudaMemcpyAsync(ws + L.seqp_off, cache.plan.seq_part, sizeof(int) * (cache.plan.n_seqs + 1), cudaMemcpyHostToDevice, st));
         free(cache.split_seqs);
         cache.split_seqs = (int *)malloc(sizeof(int) * cache.plan.n_seqs);
@@ -601,7 +621,7 @@ static const char *sk_launch(const attn_args *a, cudaStream_t st, int fused)
     p.blk = cache.blk;
     sk_plan dp;
     dp.segs = (const int4 *)(ws + L.seg_off);
-    dp.cta_seg = (const int *)(ws + L.cta_off);
+    dp.cta_info = (const int4 *)(ws + L.cta_off);
     dp.seq_part = (const int *)(ws + L.seqp_off);
     dp.split_seqs = (const int *)(ws + L.split_off);
     dp.part_lse = (float *)(ws + L.lse_off);
@@ -615,8 +635,16 @@ static const char *sk_launch(const attn_args *a, cudaStream_t st, int fused)
     v.kernel<<<pl->n_ctas, SK_THREADS, v.smem, st>>>(p, dp);
     RUNG_LAUNCHED(split_kv_kernel);
     if (!fused && cache.n_split > 0) {
-        dim3 grid(cache.n_split, v.rg);
-        v.combine<<<grid, 128, 0, st>>>(p, dp);
+        cudaLaunchConfig_t cfg = {};
+        cfg.gridDim = dim3(cache.n_split, v.rg);
+        cfg.blockDim = dim3(128);
+        cfg.stream = st;
+        cudaLaunchAttribute attr = {};
+        attr.id = cudaLaunchAttributeProgrammaticStreamSerialization;
+        attr.val.programmaticStreamSerializationAllowed = 1;
+        cfg.attrs = &attr;
+        cfg.numAttrs = a->env.cc_major >= 9 ? 1 : 0;   /* programmatic dependent launch: Hopper on */
+        RUNG_CUDA(cudaLaunchKernelEx(&cfg, v.combine, p, dp));
         RUNG_LAUNCHED(combine_kernel);
     }
     return NULL;
