@@ -20,12 +20,14 @@ pal_06a = 0xd4b9e6    # split-KV variants, light to dark
 pal_06b = 0xbc93d6
 pal_06c = 0xa56cc6
 pal_06  = 0x8e44ad    # split-KV (Flash-Decoding)
+pal_06s = 0xbc93d6    # split-KV with the separate combine kernel
 pal_07  = 0x17becf    # room to grow
 pal_08  = 0xe377c2
 pal_torch_flash = 0x111111    # PyTorch SDPA, flash backend
 pal_torch_cudnn = 0x8c564b    # PyTorch SDPA, cuDNN backend
 pal_ceiling = 0x555555
 pal_ref_io  = 0x999999
+pal_floor_read = 0xaaaaaa   # one kernel that only reads K and V (decode sweep)
 # rung 06's split planners (splits-sim.png, <gpu>-varlen.png); balanced, the reference there, in 06's purple
 pal_fa       = 0xd95f02    # FA3's heuristic
 pal_greedy   = 0x1b9e77    # the article's re-split
@@ -34,7 +36,7 @@ pal_balanced = 0x8e44ad    # shares across requests
 pt_00 = 4;   pt_01 = 6;   pt_02 = 8;   pt_03 = 10;  pt_04 = 12
 pt_05a = 14; pt_05b = 14; pt_05c = 14; pt_05d = 14; pt_05 = 5
 pt_06a = 15; pt_06b = 15; pt_06c = 15; pt_06 = 7;   pt_07 = 9;  pt_08 = 11
-pt_torch_flash = 1; pt_torch_cudnn = 2
+pt_torch_flash = 1; pt_torch_cudnn = 2; pt_06s = 15; pt_floor_read = 3
 
 SPARE_COLOURS = "0x7b4173 0xbd9e39 0x637939 0xad494a 0x843c39 0x6b6ecf 0x8ca252 0xd6616b 0x393b79 0xe7969c"
 SPARE_POINTS = "3 9 11 13 15"
