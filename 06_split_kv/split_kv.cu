@@ -9,7 +9,7 @@
  *   - GQA packing: the g = Hq/Hkv query heads that share a KV head, times the Nq tokens, are the
  *     rows of one tile (row r = head-in-group * Nq + token, contiguous in Q and O), so each K/V
  *     element is read once per KV head instead of once per query head.
- *   - The work unit is a segment: a contiguous range of 128-key KV blocks of one sequence (one
+ *   - The work unit is a segment: a contiguous range of KV blocks (128 keys) of one sequence (one
  *     request, KV head and group of up to 32 rows). The planner (planner.c) assigns segments to
  *     CTAs; a CTA may walk several (the balanced planner cuts across requests).
  *   - Warps split the keys, not the rows: each 64-key tile is four 16-key slices, one per warp;
@@ -17,7 +17,9 @@
  *     segment through shared memory with the {m, d} merge.
  *   - A four-stage cp.async pipeline keeps about 96 KB of K/V in flight per SM (d = 128).
  *   - A sequence covered by one segment writes O and LSE directly; otherwise each segment writes a
- *     float32 partial O (normalized) and its LSE, and the combine kernel merges them.
+ *     float32 partial O (normalized) and its LSE. With at most SK_FUSE_MAX partials per sequence
+ *     the CTA that writes the last one merges them (variant 06); otherwise, and always in variant
+ *     06s, the combine kernel does, launched as a programmatic dependent on sm_90.
  *
  * Grid: one CTA per plan entry; block: 4 warps. Shared memory: Q tile RG x d (RG = 16 or 32
  * packed rows), STAGES x (K tile 64 x d + V tile 64 x d), all XOR-swizzled (common/tiles.cuh);

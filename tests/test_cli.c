@@ -146,6 +146,9 @@ static void cli_good_arguments(void)
     EXPECT(parse("--variant 05b --csv out.csv --planner greedy --quiet --no-time", &o, err, sizeof err) == 0);
     EXPECT(o.variant && !strcmp(o.variant, "05b") && o.csv && !strcmp(o.csv, "out.csv"));
     EXPECT(o.planner && !strcmp(o.planner, "greedy") && o.quiet == 1 && o.no_time == 1);
+    EXPECT(o.read_floor == 0);
+    EXPECT(parse("--read-floor --sweep sweeps/decode.txt", &o, err, sizeof err) == 0);
+    EXPECT(o.read_floor == 1 && o.sweep && !strcmp(o.sweep, "sweeps/decode.txt"));
 
     EXPECT(parse("--b 3 --m 10 --seqlens 4,10,1", &o, err, sizeof err) == 0);
     EXPECT(o.seqlens && o.shape.seqlens_k == o.seqlens);
