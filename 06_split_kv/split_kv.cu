@@ -40,7 +40,7 @@
 #define SK_WARPS 4
 #define SK_THREADS (SK_WARPS * 32)
 #define SK_TILE 64            /* keys per pipeline stage: 16 per warp */
-#define SK_STAGES 4
+#define SK_STAGES 4           /* default pipeline depth; SPLIT_STAGES=3 for experiments */
 #define SK_BLOCK_DEFAULT 128  /* keys per KV block, the planner's unit (SPLIT_BLOCK=64|128|...) */
 #define LOG2E 1.4426950408889634f
 #define LN2 0.6931471805599453f
@@ -68,14 +68,14 @@ typedef struct sk_params {
     float scale_log2;
 } sk_params;
 
-template <int D, int MT>
+template <int D, int MT, int STAGES>
 struct sk_smem {
     static constexpr int RG = 16 * MT;
     static constexpr size_t q = (size_t)RG * D * 2;
     static constexpr size_t stage = (size_t)2 * SK_TILE * D * 2;          /* K + V */
     static constexpr size_t ml = (size_t)2 * SK_WARPS * RG * 4;
-    static constexpr size_t bytes = q + SK_STAGES * stage + ml + 16;   /* + the fused merge's flag */
-    static_assert((size_t)SK_WARPS * RG * D * 4 <= SK_STAGES * stage, "scratch fits in the stages");
+    static constexpr size_t bytes = q + STAGES * stage + ml + 16;   /* + the fused merge's flag */
+    static_assert((size_t)SK_WARPS * RG * D * 4 <= STAGES * stage, "scratch fits in the stages");
 };
 
 /* The fused merge of one split sequence with at most SK_FUSE_MAX partials, by the CTA that wrote
@@ -122,17 +122,17 @@ __device__ __forceinline__ void merge_seq_cta(const sk_params &p, const sk_plan 
     }
 }
 
-template <int D, int MT>
+template <int D, int MT, int STAGES>
 __global__ void __launch_bounds__(SK_THREADS)
 split_kv_kernel(sk_params p, sk_plan plan)
 {
     constexpr int RG = 16 * MT, DT = D / 8;
-    typedef sk_smem<D, MT> L;
+    typedef sk_smem<D, MT, STAGES> L;
     extern __shared__ __align__(1024) unsigned char smem_raw[];
     __half *sQ = reinterpret_cast<__half *>(smem_raw);
     __half *sKV = reinterpret_cast<__half *>(smem_raw + L::q);          /* stage s: K then V */
     float *scratch = reinterpret_cast<float *>(sKV);                     /* [warp][RG][D] */
-    float *sM = reinterpret_cast<float *>(smem_raw + L::q + SK_STAGES * L::stage);
+    float *sM = reinterpret_cast<float *>(smem_raw + L::q + STAGES * L::stage);
     float *sL = sM + SK_WARPS * RG;
     int *s_last = reinterpret_cast<int *>(sL + SK_WARPS * RG);
 
@@ -164,7 +164,7 @@ split_kv_kernel(sk_params p, sk_plan plan)
 
         load_tile<D, RG, SK_THREADS, true, true>(sQ, p.q + q_row0 * D, p.rows - r0);
 #pragma unroll
-        for (int s = 0; s < SK_STAGES - 1; s++) {
+        for (int s = 0; s < STAGES - 1; s++) {
             if (s < n_tiles) {
                 __half *st = sKV + s * (L::stage / 2);
                 load_tile<D, SK_TILE, SK_THREADS, true, true>(st, k_ptr + (size_t)s * SK_TILE * D, k_hi - k_lo - s * SK_TILE);
@@ -183,18 +183,18 @@ split_kv_kernel(sk_params p, sk_plan plan)
         }
 
         for (int j = 0; j < n_tiles; j++) {
-            cp_async_wait<SK_STAGES - 2>();   /* tile j has landed (this thread's part) */
+            cp_async_wait<STAGES - 2>();   /* tile j has landed (this thread's part) */
             __syncthreads();                  /* ...everyone's part; and tile j - 1 is consumed */
             {
-                const int nj = j + SK_STAGES - 1;
+                const int nj = j + STAGES - 1;
                 if (nj < n_tiles) {
-                    __half *st = sKV + (nj % SK_STAGES) * (L::stage / 2);
+                    __half *st = sKV + (nj % STAGES) * (L::stage / 2);
                     load_tile<D, SK_TILE, SK_THREADS, true, true>(st, k_ptr + (size_t)nj * SK_TILE * D, k_hi - k_lo - nj * SK_TILE);
                     load_tile<D, SK_TILE, SK_THREADS, true, true>(st + SK_TILE * D, v_ptr + (size_t)nj * SK_TILE * D, k_hi - k_lo - nj * SK_TILE);
                 }
                 cp_async_commit();
             }
-            const uint32_t stage_off = (uint32_t)(j % SK_STAGES) * STAGE_BYTES;
+            const uint32_t stage_off = (uint32_t)(j % STAGES) * STAGE_BYTES;
 
             /* S = Q K^T: all RG rows x this warp's 16 keys */
             float s[MT][2][4];
@@ -411,13 +411,22 @@ typedef struct sk_variant {
     int rg;
 } sk_variant;
 
+/* Pipeline depth: SK_STAGES, or SPLIT_STAGES=3 from the environment (an experiment: 101 KB of
+ * shared memory at d = 128, so two CTAs share an SM). */
+static int sk_stages(void)
+{
+    const char *e = getenv("SPLIT_STAGES");
+    return e && atoi(e) == 3 ? 3 : SK_STAGES;
+}
+
+#define SK_VARIANT(D, MT, S) (sk_variant){split_kv_kernel<D, MT, S>, combine_kernel<D, 16 * MT>, sk_smem<D, MT, S>::bytes, 16 * MT}
 static int sk_pick(int d, int rows, sk_variant *v)
 {
-    int mt = rows <= 16 ? 1 : 2;
-    if (d == 64 && mt == 1) { *v = (sk_variant){split_kv_kernel<64, 1>, combine_kernel<64, 16>, sk_smem<64, 1>::bytes, 16}; return 1; }
-    if (d == 64 && mt == 2) { *v = (sk_variant){split_kv_kernel<64, 2>, combine_kernel<64, 32>, sk_smem<64, 2>::bytes, 32}; return 1; }
-    if (d == 128 && mt == 1) { *v = (sk_variant){split_kv_kernel<128, 1>, combine_kernel<128, 16>, sk_smem<128, 1>::bytes, 16}; return 1; }
-    if (d == 128 && mt == 2) { *v = (sk_variant){split_kv_kernel<128, 2>, combine_kernel<128, 32>, sk_smem<128, 2>::bytes, 32}; return 1; }
+    const int mt = rows <= 16 ? 1 : 2, st = sk_stages();
+    if (d == 64 && mt == 1) { *v = st == 3 ? SK_VARIANT(64, 1, 3) : SK_VARIANT(64, 1, SK_STAGES); return 1; }
+    if (d == 64 && mt == 2) { *v = st == 3 ? SK_VARIANT(64, 2, 3) : SK_VARIANT(64, 2, SK_STAGES); return 1; }
+    if (d == 128 && mt == 1) { *v = st == 3 ? SK_VARIANT(128, 1, 3) : SK_VARIANT(128, 1, SK_STAGES); return 1; }
+    if (d == 128 && mt == 2) { *v = st == 3 ? SK_VARIANT(128, 2, 3) : SK_VARIANT(128, 2, SK_STAGES); return 1; }
     return 0;
 }
 
@@ -538,7 +547,7 @@ static size_t sk_workspace(const attn_shape *s, const attn_env *env)
 typedef struct sk_cache {
     void *workspace;
     char planner[16];
-    int B, Hq, Hkv, N, M, d, sms, blk;
+    int B, Hq, Hkv, N, M, d, sms, blk, stages;
     int *seqlens;
     split_plan plan;
     int4 *segs, *cta_info;
@@ -552,7 +561,7 @@ static int cache_hit(const attn_args *a, const char *planner)
     const attn_shape *s = &a->shape;
     if (!cache.valid || cache.workspace != a->workspace || strcmp(cache.planner, planner) ||
         cache.B != s->B || cache.Hq != s->Hq || cache.Hkv != s->Hkv || cache.N != s->N ||
-        cache.M != s->M || cache.d != s->d || cache.sms != a->env.sm_count || cache.blk != sk_block_keys())
+        cache.M != s->M || cache.d != s->d || cache.sms != a->env.sm_count || cache.blk != sk_block_keys() || cache.stages != sk_stages())
         return 0;
     for (int b = 0; b < s->B; b++)
         if (cache.seqlens[b] != attn_kv_len(s, b)) return 0;
@@ -606,6 +615,7 @@ static const char *sk_launch(const attn_args *a, cudaStream_t st, int fused)
         cache.B = s->B; cache.Hq = s->Hq; cache.Hkv = s->Hkv; cache.N = s->N; cache.M = s->M; cache.d = s->d;
         cache.sms = a->env.sm_count;
         cache.blk = sk_block_keys();
+        cache.stages = sk_stages();
         cache.seqlens = (int *)malloc(sizeof(int) * s->B);
         for (int b = 0; b < s->B; b++) cache.seqlens[b] = attn_kv_len(s, b);
         cache.valid = 1;
@@ -673,8 +683,8 @@ static void sk_describe_as(const attn_shape *s, const attn_env *env, char *buf, 
     for (int q = 0; q < pl.n_seqs; q++)
         max_parts = pl.seq_part[q + 1] - pl.seq_part[q] > max_parts ? pl.seq_part[q + 1] - pl.seq_part[q] : max_parts;
     const char *merge = max_parts == 0 ? "none" : fused && max_parts <= SK_FUSE_MAX ? "fused" : "kernel";
-    snprintf(buf, n, "planner=%s;block=%d;merge=%s;slots=%d;ctas=%d;segments=%d;partials=%d;kv_blocks=%ld;makespan=%ld;ideal=%ld",
-             planner_of(env), sk_block_keys(), merge, slots, pl.n_ctas, pl.n_segs, pl.n_parts, total, pl.makespan,
+    snprintf(buf, n, "planner=%s;block=%d;stages=%d;merge=%s;slots=%d;ctas=%d;segments=%d;partials=%d;kv_blocks=%ld;makespan=%ld;ideal=%ld",
+             planner_of(env), sk_block_keys(), sk_stages(), merge, slots, pl.n_ctas, pl.n_segs, pl.n_parts, total, pl.makespan,
              (total + slots - 1) / slots);
     plan_free(&pl);
 }
