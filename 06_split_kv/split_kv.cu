@@ -452,6 +452,15 @@ static int sk_slots(const attn_env *env, const sk_variant *v)
     return env->sm_count * per_sm;
 }
 
+/* The most partials any one sequence of the plan has (0: nothing is split). */
+static int plan_max_parts(const split_plan *pl)
+{
+    int most = 0;
+    for (int q = 0; q < pl->n_seqs; q++)
+        if (pl->seq_part[q + 1] - pl->seq_part[q] > most) most = pl->seq_part[q + 1] - pl->seq_part[q];
+    return most;
+}
+
 /* Keys per KV block, the planner's unit: SK_BLOCK_DEFAULT, or SPLIT_BLOCK from the environment
  * (a multiple of the 64-key pipeline tile, up to 1024) for experiments. Smaller blocks let the
  * planner cut the work into more nearly equal shares; every partial costs a merge either way. */
@@ -601,12 +610,10 @@ static const char *sk_launch(const attn_args *a, cudaStream_t st, int fused)
         free(cache.split_seqs);
         cache.split_seqs = (int *)malloc(sizeof(int) * cache.plan.n_seqs);
         cache.n_split = 0;
-        cache.max_parts = 0;
-        for (int q = 0; q < cache.plan.n_seqs; q++) {
-            const int np = cache.plan.seq_part[q + 1] - cache.plan.seq_part[q];
-            if (np > 0) cache.split_seqs[cache.n_split++] = q;
-            cache.max_parts = np > cache.max_parts ? np : cache.max_parts;
-        }
+        for (int q = 0; q < cache.plan.n_seqs; q++)
+            if (cache.plan.seq_part[q + 1] > cache.plan.seq_part[q]) cache.split_seqs[cache.n_split++] = q;
+        cache.max_parts = plan_max_parts(&cache.plan);
+        RUNG_CUDA(cudaFuncSetAttribute(v.kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)v.smem));
         if (cache.n_split)
             RUNG_CUDA(cudaMemcpyAsync(ws + L.split_off, cache.split_seqs, sizeof(int) * cache.n_split, cudaMemcpyHostToDevice, st));
         RUNG_CUDA(cudaMemsetAsync(ws + L.cnt_off, 0, sizeof(int) * cache.plan.n_seqs, st));   /* then self-resetting */
@@ -643,7 +650,6 @@ static const char *sk_launch(const attn_args *a, cudaStream_t st, int fused)
     fused = fused && cache.max_parts <= SK_FUSE_MAX;
     dp.fused = fused;
 
-    RUNG_CUDA(cudaFuncSetAttribute(v.kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)v.smem));
     v.kernel<<<pl->n_ctas, SK_THREADS, v.smem, st>>>(p, dp);
     RUNG_LAUNCHED(split_kv_kernel);
     if (!fused && cache.n_split > 0) {
@@ -679,9 +685,7 @@ static void sk_describe_as(const attn_shape *s, const attn_env *env, char *buf, 
     int *blocks = sk_sequences(s, v.rg, &n_seqs);
     for (int i = 0; i < n_seqs; i++) total += blocks[i];
     free(blocks);
-    int max_parts = 0;
-    for (int q = 0; q < pl.n_seqs; q++)
-        max_parts = pl.seq_part[q + 1] - pl.seq_part[q] > max_parts ? pl.seq_part[q + 1] - pl.seq_part[q] : max_parts;
+    const int max_parts = plan_max_parts(&pl);
     const char *merge = max_parts == 0 ? "none" : fused && max_parts <= SK_FUSE_MAX ? "fused" : "kernel";
     snprintf(buf, n, "planner=%s;block=%d;stages=%d;merge=%s;slots=%d;ctas=%d;segments=%d;partials=%d;kv_blocks=%ld;makespan=%ld;ideal=%ld",
              planner_of(env), sk_block_keys(), sk_stages(), merge, slots, pl.n_ctas, pl.n_segs, pl.n_parts, total, pl.makespan,

@@ -134,7 +134,7 @@ static void extra_text(driver *D, const attn_shape *s, const report_row *row, ch
                       row->c.rows_checked, row->c.rows_total);
     if (row->timed)
         k += snprintf(out + k, n - k, "runs=%d;warmups=%d;flush=%s;", row->t.runs, row->t.warmups,
-                      l2_flush_clean() ? "write+read" : "write");
+                      l2_flush_name());
     if (D->opt.input_mode == INPUT_OUTLIER && k < n) k += snprintf(out + k, n - k, "inputs=outlier;");
     if (D->r->describe && k < n) {
         D->r->describe(s, &D->env, out + k, n - k);
@@ -205,7 +205,7 @@ static int run_floor(driver *D, const attn_shape *s, double *first_ms_out)
         snprintf(status, sizeof status, "ok");
         row.timed = 1;
         snprintf(extra, sizeof extra, "runs=%d;warmups=%d;flush=%s;bytes_read=%zu;", row.t.runs, row.t.warmups,
-                 l2_flush_clean() ? "write+read" : "write", 2 * c.kv_bytes);
+                 l2_flush_name(), 2 * c.kv_bytes);
     }
     emit(D, &row);
     cudaFree((void *)c.k);

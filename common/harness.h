@@ -144,6 +144,7 @@ const char *measure_gemm_tflops(cublasHandle_t h, cudaStream_t st, int n, double
  * back so the L2 is left clean (see l2flush.cu for why). */
 const char *l2_flush(void *buf, size_t bytes, cudaStream_t st);
 int l2_flush_clean(void);
+const char *l2_flush_name(void);          /* "write+read" or "write", for the report */
 /* One kernel that reads a then b (plain loads, all SMs): the fastest a launch can move these
  * bytes, the floor a memory-bound rung is measured against. */
 const char *read_floor_launch(const void *a, size_t a_bytes, const void *b, size_t b_bytes, cudaStream_t st);
