@@ -68,6 +68,28 @@ typedef struct sk_params {
     float scale_log2;
 } sk_params;
 
+/* A timeline of one launch, for the README's "where the time goes" (build with -DSK_TRACE:
+ * tools/gpu_run.sh trace06). Thread 0 of each split CTA stamps the global nanosecond timer at
+ * entry, when its first K/V tile has landed, when its last segment's loop ends, and at exit; each
+ * combine CTA at entry, after griddepcontrol.wait, and at exit. Every launch overwrites the stamps;
+ * at exit the host prints the last launch's (a timed one, after an L2 flush). Without SK_TRACE the
+ * stamps compile to nothing. */
+#define SK_TRACE_MAX 4096
+#ifdef SK_TRACE
+__device__ unsigned long long sk_trace_split[SK_TRACE_MAX][4];
+__device__ unsigned long long sk_trace_comb[SK_TRACE_MAX][3];
+__device__ __forceinline__ unsigned long long sk_now(void)
+{
+    unsigned long long t;
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+    return t;
+}
+#define SK_STAMP(arr, cta, slot) \
+    do { if (threadIdx.x == 0 && (cta) < SK_TRACE_MAX) arr[cta][slot] = sk_now(); } while (0)
+#else
+#define SK_STAMP(arr, cta, slot) do { } while (0)
+#endif
+
 template <int D, int MT, int STAGES>
 struct sk_smem {
     static constexpr int RG = 16 * MT;
@@ -75,13 +97,14 @@ struct sk_smem {
     static constexpr size_t stage = (size_t)2 * SK_TILE * D * 2;          /* K + V */
     static constexpr size_t ml = (size_t)2 * SK_WARPS * RG * 4;
     static constexpr size_t bytes = q + STAGES * stage + ml + 16;   /* + the fused merge's flag */
-    static_assert((size_t)SK_WARPS * RG * D * 4 <= STAGES * stage, "scratch fits in the stages");
+    static_assert((size_t)SK_WARPS * RG * (D + 8) * 4 <= STAGES * stage, "scratch fits in the stages");
 };
 
 /* The fused merge of one split sequence with at most SK_FUSE_MAX partials, by the CTA that wrote
- * its last partial: each thread takes (row, 4 adjacent columns) pairs and loads the n partial LSEs
- * and the n float4 pieces of O before it does any arithmetic, so a pair costs one round trip to L2,
- * not n. Then the {m, d} of the LSEs in the order k = 0, 1, ... and the weights combine_weight()
+ * its last partial: each thread takes two (row, 4 adjacent columns) pairs at a time and loads
+ * their n partial LSEs and n float4 pieces of O before it does any arithmetic, so the two pairs
+ * cost one round trip to L2, not 2n (a row group of 8 rows at d = 128 is 256 pairs: one round
+ * trip for 128 threads). Then the {m, d} of the LSEs in the order k = 0, 1, ... and the weights combine_weight()
  * (combine.h, the code the CPU test checks against the unsplit softmax); the fixed order gives the
  * same bits whichever CTA merges. Loads go through L2 (__ldcg): other CTAs of this launch wrote the
  * partials, and an SM's L1 does not see other SMs' writes. */
@@ -91,34 +114,43 @@ template <int D, int RG>
 __device__ __forceinline__ void merge_seq_cta(const sk_params &p, const sk_plan &plan, int seq, int n_rows)
 {
     constexpr int CG = D / 4;                              /* groups of 4 columns in a row */
+    constexpr int PAIRS = 2;                               /* (row, group) pairs per thread per round trip */
     const int rg = seq % p.n_rg, bk = seq / p.n_rg, kvh = bk % p.Hkv, b = bk / p.Hkv;
     const int p0 = plan.seq_part[seq], n = plan.seq_part[seq + 1] - p0;
     const size_t row0 = ((size_t)b * p.Hq + (size_t)kvh * p.g) * p.N + rg * RG;
-    for (int e = threadIdx.x; e < n_rows * CG; e += SK_THREADS) {
-        const int r = e / CG, c = (e % CG) * 4;
-        float lse[SK_FUSE_MAX];
-        float4 x[SK_FUSE_MAX];
+    for (int base = 0; base < n_rows * CG; base += PAIRS * SK_THREADS) {
+        float lse[PAIRS][SK_FUSE_MAX];
+        float4 x[PAIRS][SK_FUSE_MAX];
 #pragma unroll
-        for (int k = 0; k < SK_FUSE_MAX; k++)
-            if (k < n) {
-                lse[k] = __ldcg(plan.part_lse + (size_t)(p0 + k) * RG + r);
-                x[k] = __ldcg(reinterpret_cast<const float4 *>(plan.part_o + ((size_t)(p0 + k) * RG + r) * D + c));
-            }
-        md_t st = md_identity();
+        for (int i = 0; i < PAIRS; i++) {
+            const int e = base + i * SK_THREADS + threadIdx.x, r = e / CG, c = (e % CG) * 4;
 #pragma unroll
-        for (int k = 0; k < SK_FUSE_MAX; k++)
-            if (k < n) st = md_merge(st, md_of(lse[k]));
-        float4 acc = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+            for (int k = 0; k < SK_FUSE_MAX; k++)
+                if (k < n && r < n_rows) {
+                    lse[i][k] = __ldcg(plan.part_lse + (size_t)(p0 + k) * RG + r);
+                    x[i][k] = __ldcg(reinterpret_cast<const float4 *>(plan.part_o + ((size_t)(p0 + k) * RG + r) * D + c));
+                }
+        }
 #pragma unroll
-        for (int k = 0; k < SK_FUSE_MAX; k++)
-            if (k < n) {
-                const float w = combine_weight(lse[k], st);
-                acc.x += w * x[k].x; acc.y += w * x[k].y; acc.z += w * x[k].z; acc.w += w * x[k].w;
-            }
-        __half2 *dst = reinterpret_cast<__half2 *>(p.o + (row0 + r) * D + c);
-        dst[0] = __floats2half2_rn(acc.x, acc.y);
-        dst[1] = __floats2half2_rn(acc.z, acc.w);
-        if (c == 0) p.lse[row0 + r] = md_lse(st);
+        for (int i = 0; i < PAIRS; i++) {
+            const int e = base + i * SK_THREADS + threadIdx.x, r = e / CG, c = (e % CG) * 4;
+            if (r >= n_rows) continue;
+            md_t st = md_identity();
+#pragma unroll
+            for (int k = 0; k < SK_FUSE_MAX; k++)
+                if (k < n) st = md_merge(st, md_of(lse[i][k]));
+            float4 acc = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+#pragma unroll
+            for (int k = 0; k < SK_FUSE_MAX; k++)
+                if (k < n) {
+                    const float w = combine_weight(lse[i][k], st);
+                    acc.x += w * x[i][k].x; acc.y += w * x[i][k].y; acc.z += w * x[i][k].z; acc.w += w * x[i][k].w;
+                }
+            __half2 *dst = reinterpret_cast<__half2 *>(p.o + (row0 + r) * D + c);
+            dst[0] = __floats2half2_rn(acc.x, acc.y);
+            dst[1] = __floats2half2_rn(acc.z, acc.w);
+            if (c == 0) p.lse[row0 + r] = md_lse(st);
+        }
     }
 }
 
@@ -131,7 +163,7 @@ split_kv_kernel(sk_params p, sk_plan plan)
     extern __shared__ __align__(1024) unsigned char smem_raw[];
     __half *sQ = reinterpret_cast<__half *>(smem_raw);
     __half *sKV = reinterpret_cast<__half *>(smem_raw + L::q);          /* stage s: K then V */
-    float *scratch = reinterpret_cast<float *>(sKV);                     /* [warp][RG][D] */
+    float *scratch = reinterpret_cast<float *>(sKV);                     /* [warp][RG][D + 8] */
     float *sM = reinterpret_cast<float *>(smem_raw + L::q + STAGES * L::stage);
     float *sL = sM + SK_WARPS * RG;
     int *s_last = reinterpret_cast<int *>(sL + SK_WARPS * RG);
@@ -148,6 +180,7 @@ split_kv_kernel(sk_params p, sk_plan plan)
      * for this grid to finish before it reads any partial. */
     asm volatile("griddepcontrol.launch_dependents;");
 #endif
+    SK_STAMP(sk_trace_split, blockIdx.x, 0);
     const int4 head = plan.cta_info[2 * blockIdx.x], first = plan.cta_info[2 * blockIdx.x + 1];
     for (int si = head.x; si < head.y; si++) {
         const int4 seg = si == head.x ? first : plan.segs[si];
@@ -185,6 +218,7 @@ split_kv_kernel(sk_params p, sk_plan plan)
         for (int j = 0; j < n_tiles; j++) {
             cp_async_wait<STAGES - 2>();   /* tile j has landed (this thread's part) */
             __syncthreads();                  /* ...everyone's part; and tile j - 1 is consumed */
+            if (j == 0 && si == head.x) SK_STAMP(sk_trace_split, blockIdx.x, 1);
             {
                 const int nj = j + STAGES - 1;
                 if (nj < n_tiles) {
@@ -281,9 +315,20 @@ split_kv_kernel(sk_params p, sk_plan plan)
             }
         }
 
-        /* ---- merge the four warps' (O, m, l) of every row: the {m, d} merge, through smem ---- */
+        /* ---- merge the four warps' (O, m, l) of every row: the {m, d} merge, through smem ----
+         * Three short phases, so that no thread walks a long dependent chain (with 4 warps per SM
+         * there is no other work to hide it; measured 2.6 us per segment when every element
+         * redid its row's max, exponentials, division and log):
+         *   1. each warp puts its O rows (float32, rows padded by 8 floats: two wavefronts per
+         *      store, not eight) and its m, l in smem;
+         *   2. one thread per row forms the row's m, l, LSE and each warp's factor
+         *      exp2(m_w - m) / l, in place of m_w;
+         *   3. every thread sums the four warps' float4 pieces of O with those factors, all loads
+         *      issued before the first add. */
+        SK_STAMP(sk_trace_split, blockIdx.x, 2);   /* the last segment's stamp stays */
         cp_async_wait<0>();
         __syncthreads();                      /* the stages are free: reuse them as scratch */
+        constexpr int SD = D + 8;             /* scratch row stride in floats */
 #pragma unroll
         for (int mt = 0; mt < MT; mt++)
 #pragma unroll
@@ -293,34 +338,54 @@ split_kv_kernel(sk_params p, sk_plan plan)
                 l += __shfl_xor_sync(0xffffffffu, l, 2);
                 const int r = mt * 16 + g + hi * 8;
                 if (t == 0) { sM[warp * RG + r] = m_run[mt][hi]; sL[warp * RG + r] = l; }
-                float *orow = scratch + ((size_t)warp * RG + r) * D;
+                float *orow = scratch + ((size_t)warp * RG + r) * SD;
 #pragma unroll
                 for (int dt = 0; dt < DT; dt++)
                     *reinterpret_cast<float2 *>(orow + dt * 8 + 2 * t) = make_float2(o[mt][dt][2 * hi], o[mt][dt][2 * hi + 1]);
             }
         __syncthreads();
-        for (int e = threadIdx.x; e < RG * D; e += SK_THREADS) {
-            const int r = e / D, c = e % D;
-            if (r0 + r >= p.rows) break;       /* rows are in order: the rest are padding */
+        const int n_rows = min(RG, p.rows - r0);  /* rows past this are padding */
+        if (threadIdx.x < n_rows) {
+            const int r = threadIdx.x;
             float m = -INFINITY;
 #pragma unroll
             for (int w = 0; w < SK_WARPS; w++) m = fmaxf(m, sM[w * RG + r]);
             const float m_use = m == -INFINITY ? 0.0f : m;
-            float l = 0.0f, acc = 0.0f;
+            float f[SK_WARPS], l = 0.0f;
 #pragma unroll
             for (int w = 0; w < SK_WARPS; w++) {
-                const float f = fast_exp2(sM[w * RG + r] - m_use);
-                l += sL[w * RG + r] * f;
-                acc += scratch[((size_t)w * RG + r) * D + c] * f;
+                f[w] = fast_exp2(sM[w * RG + r] - m_use);
+                l += sL[w * RG + r] * f[w];
             }
-            const float val = l > 0.0f ? acc / l : 0.0f;
+            const float inv = l > 0.0f ? 1.0f / l : 0.0f;
+#pragma unroll
+            for (int w = 0; w < SK_WARPS; w++) sM[w * RG + r] = f[w] * inv;
             const float lse = l > 0.0f ? (m + log2f(l)) * LN2 : -INFINITY;
-            if (seg.w < 0) {
-                p.o[(q_row0 + r) * D + c] = __float2half_rn(val);
-                if (c == 0) p.lse[q_row0 + r] = lse;
-            } else {
-                plan.part_o[((size_t)seg.w * RG + r) * D + c] = val;
-                if (c == 0) plan.part_lse[(size_t)seg.w * RG + r] = lse;
+            if (seg.w < 0) p.lse[q_row0 + r] = lse;
+            else plan.part_lse[(size_t)seg.w * RG + r] = lse;
+        }
+        __syncthreads();
+        constexpr int CG = D / 4;             /* float4 groups per row */
+#pragma unroll 4
+        for (int i = 0; i < RG * CG / SK_THREADS; i++) {
+            const int e = threadIdx.x + i * SK_THREADS, r = e / CG, c = (e % CG) * 4;
+            if (r < n_rows) {
+                float4 x[SK_WARPS];
+#pragma unroll
+                for (int w = 0; w < SK_WARPS; w++) x[w] = *reinterpret_cast<const float4 *>(scratch + ((size_t)w * RG + r) * SD + c);
+                float4 acc = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+#pragma unroll
+                for (int w = 0; w < SK_WARPS; w++) {
+                    const float f = sM[w * RG + r];
+                    acc.x += f * x[w].x; acc.y += f * x[w].y; acc.z += f * x[w].z; acc.w += f * x[w].w;
+                }
+                if (seg.w < 0) {
+                    __half2 *dst = reinterpret_cast<__half2 *>(p.o + (q_row0 + r) * D + c);
+                    dst[0] = __floats2half2_rn(acc.x, acc.y);
+                    dst[1] = __floats2half2_rn(acc.z, acc.w);
+                } else {
+                    *reinterpret_cast<float4 *>(plan.part_o + ((size_t)seg.w * RG + r) * D + c) = acc;
+                }
             }
         }
         /* Fused merge: the CTA that writes a sequence's last partial merges them all, so no
@@ -344,58 +409,91 @@ split_kv_kernel(sk_params p, sk_plan plan)
         }
         __syncthreads();                      /* scratch and sQ are rewritten by the next segment */
     }
+    SK_STAMP(sk_trace_split, blockIdx.x, 3);
 }
 
 /* The separate merge, for sequences with more than SK_FUSE_MAX partials (and every split sequence
- * in variant 06s): a kernel of its own after the split kernel, one CTA per (split sequence, row), 4 warps.
- * The row's {m, d} over the partials' LSEs comes from a block reduction (common/reduce.cuh);
- * then warp w sums the partials w, w + 4, ... with weights combine_weight() (combine.h, the code
- * the CPU test checks against the unsplit softmax), each lane owning D/32 adjacent columns, and
- * the four warps' sums are added in a fixed order (same bits every launch). */
+ * in variant 06s): a kernel of its own after the split kernel. One CTA per (split sequence, row,
+ * 32 columns), 128 threads: 16 partial lanes x 8 float4 column groups. A row of a B = 1 decode
+ * may have 100+ partials, and this kernel's time is round trips to L2, not bytes, so:
+ *   - each thread issues the loads of its first 8 partials' pieces of O before anything else;
+ *   - meanwhile the block reads the partials' LSEs (into smem), reduces their {m, d} (common/
+ *     reduce.cuh) and turns each LSE into its weight combine_weight() (combine.h, the code the
+ *     CPU test checks against the unsplit softmax);
+ *   - lane l sums the partials l, l + 16, ... in order, and the 16 lanes' sums are added in order
+ *     (same bits every launch).
+ * Measured before this layout (one CTA per row, 4 warps, a partial's weight formed next to its
+ * load): 7.5 us for 86 partials, the split kernel itself 10.5 us (results/h100-trace06.txt). */
+#define SK_COMB_LANES 16
+#define SK_COMB_BATCH 8
 template <int D, int RG>
 __global__ void __launch_bounds__(128)
 combine_kernel(sk_params p, sk_plan plan)
 {
-    constexpr int CPL = D / 32;                            /* columns per lane */
-    __shared__ float part_sum[4][D];
-    const int seq = plan.split_seqs[blockIdx.x], r = blockIdx.y;
+    extern __shared__ float s_w[];                          /* the row's n weights */
+    __shared__ float4 red[SK_COMB_LANES][8];
+    SK_STAMP(sk_trace_comb, (blockIdx.z * gridDim.y + blockIdx.y) * gridDim.x + blockIdx.x, 0);
+    const int seq = plan.split_seqs[blockIdx.x], r = blockIdx.y, c0 = blockIdx.z * 32;
     const int rg = seq % p.n_rg, bk = seq / p.n_rg, kvh = bk % p.Hkv, b = bk / p.Hkv;
     if (rg * RG + r >= p.rows) return;                     /* a padding row (uniform per block) */
     const int p0 = plan.seq_part[seq], n = plan.seq_part[seq + 1] - p0;
+    const int pl = threadIdx.x / 8, cg = threadIdx.x % 8;
     const float *lse = plan.part_lse + (size_t)p0 * RG + r;
+    const float *src = plan.part_o + ((size_t)p0 * RG + r) * D + c0 + cg * 4;
+    constexpr size_t PSTRIDE = (size_t)RG * D;             /* floats from one partial to the next */
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
     /* Launched as a programmatic dependent of the split kernel (sm_90): the launch and the plan
      * reads above overlap its tail; the partials may be read only after this wait. */
     asm volatile("griddepcontrol.wait;" ::: "memory");
 #endif
+    SK_STAMP(sk_trace_comb, (blockIdx.z * gridDim.y + blockIdx.y) * gridDim.x + blockIdx.x, 1);
 
+    float4 x[SK_COMB_BATCH];
+#pragma unroll
+    for (int i = 0; i < SK_COMB_BATCH; i++) {
+        const int k = pl + i * SK_COMB_LANES;
+        if (k < n) x[i] = __ldcg(reinterpret_cast<const float4 *>(src + k * PSTRIDE));
+    }
     md_t st = md_identity();
-    for (int k = threadIdx.x; k < n; k += blockDim.x) st = md_merge(st, md_of(lse[(size_t)k * RG]));
-    st = block_md(st);
+    for (int k = threadIdx.x; k < n; k += blockDim.x) {
+        const float v = __ldcg(lse + (size_t)k * RG);
+        s_w[k] = v;
+        st = md_merge(st, md_of(v));
+    }
+    st = block_md(st);                                     /* its barriers publish s_w too */
+    for (int k = threadIdx.x; k < n; k += blockDim.x) s_w[k] = combine_weight(s_w[k], st);
+    __syncthreads();
 
-    const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
-    float acc[CPL];
+    float4 acc = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+    for (int base = 0; base < n; base += SK_COMB_LANES * SK_COMB_BATCH) {
+        if (base > 0) {                                    /* more than 128 partials: next batch */
 #pragma unroll
-    for (int c = 0; c < CPL; c++) acc[c] = 0.0f;
-#pragma unroll 8
-    for (int k = warp; k < n; k += 4) {                    /* 8 partials' loads in flight per warp */
-        const float w = combine_weight(lse[(size_t)k * RG], st);
-        const float *src = plan.part_o + ((size_t)(p0 + k) * RG + r) * D + lane * CPL;
-        if (CPL == 4) {
-            const float4 x = *reinterpret_cast<const float4 *>(src);
-            acc[0] += w * x.x; acc[1] += w * x.y; acc[2] += w * x.z; acc[3] += w * x.w;
-        } else {
+            for (int i = 0; i < SK_COMB_BATCH; i++) {
+                const int k = base + pl + i * SK_COMB_LANES;
+                if (k < n) x[i] = __ldcg(reinterpret_cast<const float4 *>(src + k * PSTRIDE));
+            }
+        }
 #pragma unroll
-            for (int c = 0; c < CPL; c++) acc[c] += w * src[c];
+        for (int i = 0; i < SK_COMB_BATCH; i++) {
+            const int k = base + pl + i * SK_COMB_LANES;
+            if (k < n) {
+                const float w = s_w[k];
+                acc.x += w * x[i].x; acc.y += w * x[i].y; acc.z += w * x[i].z; acc.w += w * x[i].w;
+            }
         }
     }
-#pragma unroll
-    for (int c = 0; c < CPL; c++) part_sum[warp][lane * CPL + c] = acc[c];
+    red[pl][cg] = acc;
     __syncthreads();
     const size_t row = ((size_t)b * p.Hq + (size_t)kvh * p.g) * p.N + rg * RG + r;
-    for (int c = threadIdx.x; c < D; c += blockDim.x)
-        p.o[row * D + c] = __float2half_rn(((part_sum[0][c] + part_sum[1][c]) + part_sum[2][c]) + part_sum[3][c]);
-    if (threadIdx.x == 0) p.lse[row] = md_lse(st);
+    if (threadIdx.x < 32) {
+        const int c = threadIdx.x;
+        float v = 0.0f;
+#pragma unroll
+        for (int l = 0; l < SK_COMB_LANES; l++) v += reinterpret_cast<const float *>(&red[l][c / 4])[c % 4];
+        p.o[row * D + c0 + c] = __float2half_rn(v);
+    }
+    if (blockIdx.z == 0 && threadIdx.x == 0) p.lse[row] = md_lse(st);
+    SK_STAMP(sk_trace_comb, (blockIdx.z * gridDim.y + blockIdx.y) * gridDim.x + blockIdx.x, 2);
 }
 
 /* ------------------------------------------------------------------------------------------ */
@@ -577,6 +675,53 @@ static int cache_hit(const attn_args *a, const char *planner)
     return 1;
 }
 
+#ifdef SK_TRACE
+/* The last launch's timeline, printed at exit: times in ns from the first split CTA's entry. */
+static int trace_ctas, trace_comb;
+static int cmp_u64(const void *a, const void *b)
+{
+    const unsigned long long x = *(const unsigned long long *)a, y = *(const unsigned long long *)b;
+    return x < y ? -1 : x > y;
+}
+static void trace_line(const char *what, unsigned long long *v, int n)
+{
+    if (n < 1) return;
+    qsort(v, (size_t)n, sizeof *v, cmp_u64);
+    fprintf(stderr, "trace %-28s n=%4d  min %7llu  p50 %7llu  p90 %7llu  max %7llu\n", what, n, v[0], v[n / 2],
+            v[(n * 9) / 10], v[n - 1]);
+}
+static void sk_trace_print(void)
+{
+    static unsigned long long sp[SK_TRACE_MAX][4], cb[SK_TRACE_MAX][3];
+    static unsigned long long a[SK_TRACE_MAX], b[SK_TRACE_MAX];
+    if (cudaDeviceSynchronize() != cudaSuccess || cudaMemcpyFromSymbol(sp, sk_trace_split, sizeof sp) != cudaSuccess ||
+        cudaMemcpyFromSymbol(cb, sk_trace_comb, sizeof cb) != cudaSuccess)
+        return;
+    const int n = trace_ctas < SK_TRACE_MAX ? trace_ctas : SK_TRACE_MAX;
+    unsigned long long t0 = ~0ull;
+    for (int c = 0; c < n; c++) if (sp[c][0] && sp[c][0] < t0) t0 = sp[c][0];
+    const char *names[4] = {"split: entry", "split: first tile landed", "split: loop done", "split: exit"};
+    for (int k = 0; k < 4; k++) {
+        int m = 0;
+        for (int c = 0; c < n; c++) if (sp[c][k]) a[m++] = sp[c][k] - t0;
+        trace_line(names[k], a, m);
+    }
+    int m = 0;
+    for (int c = 0; c < n; c++) if (sp[c][1]) b[m++] = sp[c][1] - sp[c][0];
+    trace_line("split: entry to first tile", b, m);
+    m = 0;
+    for (int c = 0; c < n; c++) if (sp[c][3]) b[m++] = sp[c][3] - sp[c][2];
+    trace_line("split: loop done to exit", b, m);
+    const int nc = trace_comb < SK_TRACE_MAX ? trace_comb : SK_TRACE_MAX;
+    const char *cnames[3] = {"combine: entry", "combine: after wait", "combine: exit"};
+    for (int k = 0; k < 3; k++) {
+        m = 0;
+        for (int c = 0; c < nc; c++) if (cb[c][2] && cb[c][k] >= t0) a[m++] = cb[c][k] - t0;
+        trace_line(cnames[k], a, m);
+    }
+}
+#endif
+
 static const char *sk_launch(const attn_args *a, cudaStream_t st, int fused)
 {
     const attn_shape *s = &a->shape;
@@ -650,12 +795,19 @@ static const char *sk_launch(const attn_args *a, cudaStream_t st, int fused)
     fused = fused && cache.max_parts <= SK_FUSE_MAX;
     dp.fused = fused;
 
+#ifdef SK_TRACE
+    static int registered;
+    if (!registered) { atexit(sk_trace_print); registered = 1; }
+    trace_ctas = pl->n_ctas;
+    trace_comb = fused ? 0 : cache.n_split * min(v.rg, p.rows) * (s->d / 32);
+#endif
     v.kernel<<<pl->n_ctas, SK_THREADS, v.smem, st>>>(p, dp);
     RUNG_LAUNCHED(split_kv_kernel);
     if (!fused && cache.n_split > 0) {
         cudaLaunchConfig_t cfg = {};
-        cfg.gridDim = dim3(cache.n_split, v.rg);
+        cfg.gridDim = dim3(cache.n_split, min(v.rg, p.rows), s->d / 32);
         cfg.blockDim = dim3(128);
+        cfg.dynamicSmemBytes = sizeof(float) * cache.max_parts;
         cfg.stream = st;
         cudaLaunchAttribute attr = {};
         attr.id = cudaLaunchAttributeProgrammaticStreamSerialization;

@@ -13,6 +13,10 @@
 #   check06    rung 06's variants on the GPU matrix alone, with both KV block sizes (quick)
 #   tune06     the decode sweep for 06 and 06s x KV block 64/128 x planner balanced/auto, and
 #              the read floor of every shape, and the peers -> results/<gpu>-tune06.csv
+#              (TUNE_BLOCKS, TUNE_PLANNERS, TUNE_VARIANTS override the lists; TUNE_PEERS=0 skips the peers)
+#   trace06    rung 06 built with -DSK_TRACE: the per-CTA timeline of one timed launch on a few decode
+#              shapes (split CTAs' entry, first tile, loop end, exit; the combine's) -> logs/trace06.txt
+#   ncu06      Nsight Compute on the same shapes: each kernel's duration and DRAM bytes -> logs/ncu06.txt
 #   flush      the decode sweep for 00, 05, 06 and the peers under both L2 flushes (ATTN_FLUSH=write,
 #              then the default write+read) -> results/<gpu>-flush.csv: what dirty L2 lines cost
 #
@@ -105,19 +109,61 @@ for step in "$@"; do
       out=$LOG/tune06.csv
       rm -f $out
       build/bin/00_baseline --read-floor --sweep sweeps/decode.txt --csv $out --quiet > /dev/null
-      for blk in 64 128; do
-        for pl in balanced auto; do
-          for v in 06 06s; do
+      for blk in ${TUNE_BLOCKS:-64 128}; do
+        for pl in ${TUNE_PLANNERS:-balanced auto}; do
+          for v in ${TUNE_VARIANTS:-06 06s}; do
             SPLIT_BLOCK=$blk timeout 100 build/bin/06_split_kv --variant $v --planner $pl \
                 --sweep sweeps/decode.txt --csv $out --quiet > /dev/null 2>> $LOG/tune06.err
           done
         done
       done
-      if python3 -c 'import torch' 2>/dev/null; then
+      if [ "${TUNE_PEERS:-1}" = 1 ] && python3 -c 'import torch' 2>/dev/null; then
         timeout 150 python3 tools/peers.py --sweep sweeps/decode.txt --csv $out > /dev/null 2>> $LOG/tune06.err
       fi
       mkdir -p results && cp $out results/$gpu-tune06.csv
       say "tune06: $(grep -c ',ok,' $out) ok rows, $(grep -c ',FAIL' $out) failed -> results/$gpu-tune06.csv";;
+    trace06)
+      # the rung's objects, with split_kv.cu rebuilt under -DSK_TRACE
+      objs=$(ls build/obj/06_split_kv/*.o build/obj/common/*.o | grep -v '/split_kv.o$')
+      nvcc -O3 -lineinfo -std=c++17 -gencode=arch=compute_90,code=sm_90 -DSK_TRACE -c 06_split_kv/split_kv.cu \
+          -o build/split_kv_trace.o && nvcc -gencode=arch=compute_90,code=sm_90 -o build/bin/trace06 \
+          build/split_kv_trace.o $objs -lcublas -Xcompiler -fopenmp -lm > $LOG/trace06.txt 2>&1
+      while read -r label env args; do
+        [ -z "$label" ] && continue
+        echo "### $label $env $args" >> $LOG/trace06.txt
+        env $env build/bin/trace06 $args --runs 50 --no-check >> $LOG/trace06.txt 2>&1
+      done <<'SHAPES'
+1x1024 SPLIT_BLOCK=128 --variant 06 --b 1 --hq 8 --hkv 1 --n 1 --m 1024 --d 128
+1x32768 SPLIT_BLOCK=128 --variant 06 --b 1 --hq 8 --hkv 1 --n 1 --m 32768 --d 128
+1x32768-bal SPLIT_BLOCK=128 --variant 06 --planner balanced --b 1 --hq 8 --hkv 1 --n 1 --m 32768 --d 128
+1x32768-512 SPLIT_BLOCK=512 --variant 06 --b 1 --hq 8 --hkv 1 --n 1 --m 32768 --d 128
+8x16384 SPLIT_BLOCK=128 --variant 06 --b 8 --hq 8 --hkv 1 --n 1 --m 16384 --d 128
+8x16384-bal SPLIT_BLOCK=128 --variant 06 --planner balanced --b 8 --hq 8 --hkv 1 --n 1 --m 16384 --d 128
+32x4096 SPLIT_BLOCK=128 --variant 06 --b 32 --hq 8 --hkv 1 --n 1 --m 4096 --d 128
+32x4096-s SPLIT_BLOCK=128 --variant 06s --b 32 --hq 8 --hkv 1 --n 1 --m 4096 --d 128
+128x1024 SPLIT_BLOCK=128 --variant 06 --b 128 --hq 8 --hkv 1 --n 1 --m 1024 --d 128
+128x32768 SPLIT_BLOCK=128 --variant 06 --b 128 --hq 8 --hkv 1 --n 1 --m 32768 --d 128
+SHAPES
+      say "trace06: $(grep -c '^###' $LOG/trace06.txt) shapes -> logs/trace06.txt";;
+    ncu06)
+      : > $LOG/ncu06.txt
+      for shape in "--b 1 --m 1024" "--b 1 --m 32768" "--b 8 --m 16384" "--b 32 --m 4096" "--b 128 --m 1024"; do
+        for v in 06 06s; do
+          echo "### $v $shape" >> $LOG/ncu06.txt
+          timeout 60 ncu --clock-control none --cache-control all -k regex:'split_kv_kernel|combine_kernel' --launch-count 2 \
+              --metrics gpu__time_duration.sum,dram__bytes_read.sum,dram__bytes_write.sum,launch__grid_size,sm__throughput.avg.pct_of_peak_sustained_elapsed \
+              build/bin/06_split_kv --variant $v --hq 8 --hkv 1 --n 1 --d 128 $shape --no-time >> $LOG/ncu06.txt 2>&1
+        done
+        echo "### floor $shape" >> $LOG/ncu06.txt
+        timeout 60 ncu --clock-control none --cache-control all -k regex:read_floor --launch-count 4 \
+            --metrics gpu__time_duration.sum,dram__bytes_read.sum \
+            build/bin/06_split_kv --read-floor --hq 8 --hkv 1 --n 1 --d 128 $shape --runs 2 --warmups 0 >> $LOG/ncu06.txt 2>&1
+      done
+      echo "### 06 --b 128 --m 1024 warp states" >> $LOG/ncu06.txt
+      timeout 90 ncu --clock-control none --cache-control all -k regex:'split_kv_kernel' --launch-count 1 \
+          --section SpeedOfLight --section MemoryWorkloadAnalysis --section WarpStateStats --section Occupancy \
+          build/bin/06_split_kv --variant 06 --b 128 --hq 8 --hkv 1 --n 1 --m 1024 --d 128 --no-time >> $LOG/ncu06.txt 2>&1
+      say "ncu06: $(grep -c 'gpu__time_duration' $LOG/ncu06.txt) kernel durations -> logs/ncu06.txt";;
     flush)
       gpu=$(build/bin/00_baseline --probe | cut -d' ' -f1)
       out=$LOG/flush.csv
