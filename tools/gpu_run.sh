@@ -10,7 +10,7 @@
 #   tune       rung 05's candidate configurations (FA2_CONFIG) on d = 64 and 128 shapes
 #   ladder     make ladder (SWEEPS / RUNGS from the environment) -> results/*.csv
 #   ceilings   just the two ceilings
-#   check06    rung 06's variants on the GPU matrix alone, with both KV block sizes (quick)
+#   check06    rung 06's variants on the GPU matrix alone, with both KV block sizes and every planner (quick)
 #   tune06     the decode sweep for 06 and 06s x KV block 64/128 x planner balanced/auto, and
 #              the read floor of every shape, and the peers -> results/<gpu>-tune06.csv
 #              (TUNE_BLOCKS, TUNE_PLANNERS, TUNE_VARIANTS override the lists; TUNE_PEERS=0 skips the peers)
@@ -98,10 +98,13 @@ for step in "$@"; do
       build/bin/00_baseline --ceilings | tee -a "$summary";;
     check06)
       for blk in 64 128; do
-        for v in 06 06s; do
-          SPLIT_BLOCK=$blk build/bin/06_split_kv --variant $v --sweep tests/gpu_cases.txt --no-time --quiet \
-              --csv $LOG/check06-$v-$blk.csv > $LOG/check06-$v-$blk.log 2>&1
-          say "check06 $v block=$blk: exit $? ok=$(grep -c ',ok,' $LOG/check06-$v-$blk.csv) fail=$(grep -c ',FAIL' $LOG/check06-$v-$blk.csv)"
+        for pl in auto fa greedy balanced; do
+          for v in 06 06s; do
+            f=$LOG/check06-$v-$blk-$pl
+            SPLIT_BLOCK=$blk build/bin/06_split_kv --variant $v --planner $pl --sweep tests/gpu_cases.txt --no-time --quiet \
+                --csv $f.csv > $f.log 2>&1
+            say "check06 $v block=$blk planner=$pl: exit $? ok=$(grep -c ',ok,' $f.csv) fail=$(grep -c ',FAIL' $f.csv)"
+          done
         done
       done;;
     tune06)

@@ -52,40 +52,63 @@ else
 fi
 
 # --- 4. The GPU matrix: every rung (and variant) on every line of tests/gpu_cases.txt ---
+# Rung 06 runs it again under each split planner by name and with 64-key blocks, so that every
+# plan shape (one segment per CTA, CTAs that walk several segments, fused and kernel merges) is
+# checked, not only the ones the default planner picks.
 echo "== GPU matrix (tests/gpu_cases.txt)"
 probe=$("$BIN/00_baseline" --probe 2>/dev/null || echo none)
 cases=$(grep -cv '^\s*\(#\|$\)' tests/gpu_cases.txt)
+EXTRA_06="fa greedy balanced block64"
+# matrix_run LABEL BINARY VARIANT [ENV=VALUE ...] -- [ARGS ...]
+matrix_run() {
+  local label=$1 b=$2 v=$3; shift 3
+  local envs=()
+  while [ $# -gt 0 ] && [ "$1" != -- ]; do envs+=("$1"); shift; done
+  shift
+  local csv=build/test/matrix-$label.csv
+  rm -f "$csv"
+  env ${envs[@]+"${envs[@]}"} "$b" --variant "$v" --sweep tests/gpu_cases.txt --no-time --quiet --csv "$csv" \
+      ${RUNG_ARGS:-} "$@" > build/test/matrix-$label.log 2>&1
+  local rc=$?
+  # rows: status is column 10
+  local rows p f s missing
+  rows=$(grep -v '^#' "$csv" 2>/dev/null | tail -n +2)
+  p=$(printf '%s\n' "$rows" | awk -F, '$10=="ok"' | grep -c . )
+  f=$(printf '%s\n' "$rows" | awk -F, '$10 ~ /^FAIL/' | grep -c . )
+  s=$(printf '%s\n' "$rows" | awk -F, '$10 ~ /^unsupported/' | grep -c . )
+  missing=$((cases - p - f - s))
+  if [ $missing -gt 0 ]; then
+    echo "FAIL $label: $missing cases never reported (exit $rc): $(tail -n 3 build/test/matrix-$label.log)"
+    f=$((f + missing))
+  fi
+  printf '   %-14s %2d passed, %d failed, %d refused\n' "$label" "$p" "$f" "$s"
+  printf '%s\n' "$rows" | awk -F, -v L="$label" '$10 ~ /^FAIL/ {printf "FAIL %s B=%s Hq=%s Hkv=%s N=%s M=%s d=%s causal=%s: %s\n", L,$2,$3,$4,$5,$6,$7,$8,$10}'
+  printf '%s\n' "$rows" | awk -F, '$10 ~ /^unsupported/ {printf "      refused B=%s Hq=%s Hkv=%s N=%s M=%s d=%s causal=%s %s: %s\n", $2,$3,$4,$5,$6,$7,$8,$9,$10}'
+  count "$p" "$f" "$s"
+}
 if [ "$probe" = none ]; then
   nbin=0
   for b in "$BIN"/0[0-9]_*; do
     nbin=$((nbin + $("$b" --list | wc -l)))
   done
-  echo "   skipped: no CUDA device found ($nbin rung variants x $cases cases not run)"
+  n06=$("$BIN/06_split_kv" --list | wc -l)
+  nbin=$((nbin + n06 * $(echo $EXTRA_06 | wc -w)))
+  echo "   skipped: no CUDA device found ($nbin rung variant runs x $cases cases not run)"
   count 0 0 $((nbin * cases))
 else
   echo "   device: $probe"
   mkdir -p build/test
   for b in "$BIN"/0[0-9]_*; do
     for v in $("$b" --list | cut -f1); do
-      csv=build/test/matrix-$v.csv
-      rm -f "$csv"
-      "$b" --variant "$v" --sweep tests/gpu_cases.txt --no-time --quiet --csv "$csv" \
-          ${RUNG_ARGS:-} > build/test/matrix-$v.log 2>&1
-      rc=$?
-      # rows: status is column 10
-      rows=$(grep -v '^#' "$csv" 2>/dev/null | tail -n +2)
-      p=$(printf '%s\n' "$rows" | awk -F, '$10=="ok"' | grep -c . )
-      f=$(printf '%s\n' "$rows" | awk -F, '$10 ~ /^FAIL/' | grep -c . )
-      s=$(printf '%s\n' "$rows" | awk -F, '$10 ~ /^unsupported/' | grep -c . )
-      missing=$((cases - p - f - s))
-      if [ $missing -gt 0 ]; then
-        echo "FAIL $v: $missing cases never reported (exit $rc): $(tail -n 3 build/test/matrix-$v.log)"
-        f=$((f + missing))
-      fi
-      printf '   %-5s %2d passed, %d failed, %d refused\n' "$v" "$p" "$f" "$s"
-      printf '%s\n' "$rows" | awk -F, '$10 ~ /^FAIL/ {printf "FAIL %s B=%s Hq=%s Hkv=%s N=%s M=%s d=%s causal=%s: %s\n", $1,$2,$3,$4,$5,$6,$7,$8,$10}'
-      printf '%s\n' "$rows" | awk -F, '$10 ~ /^unsupported/ {printf "      refused B=%s Hq=%s Hkv=%s N=%s M=%s d=%s causal=%s %s: %s\n", $2,$3,$4,$5,$6,$7,$8,$9,$10}'
-      count "$p" "$f" "$s"
+      matrix_run "$v" "$b" "$v" --
+    done
+  done
+  for v in $("$BIN/06_split_kv" --list | cut -f1); do
+    for x in $EXTRA_06; do
+      case $x in
+        block64) matrix_run "$v:$x" "$BIN/06_split_kv" "$v" SPLIT_BLOCK=64 -- ;;
+        *)       matrix_run "$v:$x" "$BIN/06_split_kv" "$v" -- --planner "$x" ;;
+      esac
     done
   done
 fi
