@@ -318,7 +318,8 @@ split_kv_kernel(sk_params p, sk_plan plan)
         /* ---- merge the four warps' (O, m, l) of every row: the {m, d} merge, through smem ----
          * Three short phases, so that no thread walks a long dependent chain (with 4 warps per SM
          * there is no other work to hide it; measured 2.6 us per segment when every element
-         * redid its row's max, exponentials, division and log):
+         * redid its row's max, exponentials, division and log, 0.8 us now: results/
+         * h100-trace06-before.txt and h100-trace06.txt, "loop done to exit"):
          *   1. each warp puts its O rows (float32, rows padded by 8 floats: two wavefronts per
          *      store, not eight) and its m, l in smem;
          *   2. one thread per row forms the row's m, l, LSE and each warp's factor
@@ -422,8 +423,9 @@ split_kv_kernel(sk_params p, sk_plan plan)
  *     CPU test checks against the unsplit softmax);
  *   - lane l sums the partials l, l + 16, ... in order, and the 16 lanes' sums are added in order
  *     (same bits every launch).
- * Measured before this layout (one CTA per row, 4 warps, a partial's weight formed next to its
- * load): 7.5 us for 86 partials, the split kernel itself 10.5 us (results/h100-trace06.txt). */
+ * Measured at B = 1, M = 32768 (86 partials): 7.7 us from the wait to the last CTA's exit with the
+ * earlier layout (one CTA per row, 4 warps, a partial's weight formed next to its load), 2.4 us
+ * with this one (results/h100-trace06-before.txt, results/h100-trace06.txt). */
 #define SK_COMB_LANES 16
 #define SK_COMB_BATCH 8
 template <int D, int RG>
