@@ -104,9 +104,9 @@ struct sk_smem {
  * its last partial: each thread takes two (row, 4 adjacent columns) pairs at a time and loads
  * their n partial LSEs and n float4 pieces of O before it does any arithmetic, so the two pairs
  * cost one round trip to L2, not 2n (a row group of 8 rows at d = 128 is 256 pairs: one round
- * trip for 128 threads). Then the {m, d} of the LSEs in the order k = 0, 1, ... and the weights combine_weight()
- * (combine.h, the code the CPU test checks against the unsplit softmax); the fixed order gives the
- * same bits whichever CTA merges. Loads go through L2 (__ldcg): other CTAs of this launch wrote the
+ * trip for 128 threads). Then the {m, d} of the LSEs in the order k = 0, 1, ... and the weights
+ * combine_weight() (combine.h, the code the CPU test checks against the unsplit softmax); the
+ * fixed order gives the same bits whichever CTA merges. Loads go through L2 (__ldcg): other CTAs of this launch wrote the
  * partials, and an SM's L1 does not see other SMs' writes. */
 #define SK_FUSE_MAX 4
 
@@ -427,6 +427,7 @@ split_kv_kernel(sk_params p, sk_plan plan)
  * earlier layout (one CTA per row, 4 warps, a partial's weight formed next to its load), 2.4 us
  * with this one (results/h100-trace06-before.txt, results/h100-trace06.txt). */
 #define SK_COMB_LANES 16
+#define SK_COMB_CTA ((blockIdx.z * gridDim.y + blockIdx.y) * gridDim.x + blockIdx.x)   /* for the trace */
 #define SK_COMB_BATCH 8
 template <int D, int RG>
 __global__ void __launch_bounds__(128)
@@ -434,7 +435,7 @@ combine_kernel(sk_params p, sk_plan plan)
 {
     extern __shared__ float s_w[];                          /* the row's n weights */
     __shared__ float4 red[SK_COMB_LANES][8];
-    SK_STAMP(sk_trace_comb, (blockIdx.z * gridDim.y + blockIdx.y) * gridDim.x + blockIdx.x, 0);
+    SK_STAMP(sk_trace_comb, SK_COMB_CTA, 0);
     const int seq = plan.split_seqs[blockIdx.x], r = blockIdx.y, c0 = blockIdx.z * 32;
     const int rg = seq % p.n_rg, bk = seq / p.n_rg, kvh = bk % p.Hkv, b = bk / p.Hkv;
     if (rg * RG + r >= p.rows) return;                     /* a padding row (uniform per block) */
@@ -448,7 +449,7 @@ combine_kernel(sk_params p, sk_plan plan)
      * reads above overlap its tail; the partials may be read only after this wait. */
     asm volatile("griddepcontrol.wait;" ::: "memory");
 #endif
-    SK_STAMP(sk_trace_comb, (blockIdx.z * gridDim.y + blockIdx.y) * gridDim.x + blockIdx.x, 1);
+    SK_STAMP(sk_trace_comb, SK_COMB_CTA, 1);
 
     float4 x[SK_COMB_BATCH];
 #pragma unroll
@@ -495,7 +496,7 @@ combine_kernel(sk_params p, sk_plan plan)
         p.o[row * D + c0 + c] = __float2half_rn(v);
     }
     if (blockIdx.z == 0 && threadIdx.x == 0) p.lse[row] = md_lse(st);
-    SK_STAMP(sk_trace_comb, (blockIdx.z * gridDim.y + blockIdx.y) * gridDim.x + blockIdx.x, 2);
+    SK_STAMP(sk_trace_comb, SK_COMB_CTA, 2);
 }
 
 /* ------------------------------------------------------------------------------------------ */
@@ -801,7 +802,7 @@ static const char *sk_launch(const attn_args *a, cudaStream_t st, int fused)
     static int registered;
     if (!registered) { atexit(sk_trace_print); registered = 1; }
     trace_ctas = pl->n_ctas;
-    trace_comb = fused ? 0 : cache.n_split * min(v.rg, p.rows) * (s->d / 32);
+    trace_comb = 0;
 #endif
     v.kernel<<<pl->n_ctas, SK_THREADS, v.smem, st>>>(p, dp);
     RUNG_LAUNCHED(split_kv_kernel);
@@ -816,6 +817,9 @@ static const char *sk_launch(const attn_args *a, cudaStream_t st, int fused)
         attr.val.programmaticStreamSerializationAllowed = 1;
         cfg.attrs = &attr;
         cfg.numAttrs = a->env.cc_major >= 9 ? 1 : 0;   /* programmatic dependent launch: Hopper on */
+#ifdef SK_TRACE
+        trace_comb = (int)(cfg.gridDim.x * cfg.gridDim.y * cfg.gridDim.z);
+#endif
         RUNG_CUDA(cudaLaunchKernelEx(&cfg, v.combine, p, dp));
         RUNG_LAUNCHED(combine_kernel);
     }
