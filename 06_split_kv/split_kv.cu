@@ -15,19 +15,15 @@
  *   - Warps split the keys, not the rows: each 64-key tile is four 16-key slices, one per warp;
  *     every warp keeps its own O, m, l for all the rows, and the four are merged at the end of a
  *     segment through shared memory with the {m, d} merge.
- *   - A four-stage cp.async pipeline keeps about 96 KB of K/V in flight per SM (d = 128), and it
- *     runs across segment boundaries: the tiles of a CTA's next segment (and its Q) are loading
- *     while the current one's epilogue runs, so a CTA that walks several segments streams without
- *     a gap (the balanced planner's cuts cost a merge, not a pipeline refill).
+ *   - A four-stage cp.async pipeline keeps about 96 KB of K/V in flight per SM (d = 128).
  *   - A sequence covered by one segment writes O and LSE directly; otherwise each segment writes a
  *     float32 partial O (normalized) and its LSE. With at most SK_FUSE_MAX partials per sequence
  *     the CTA that writes the last one merges them (variant 06); otherwise, and always in variant
  *     06s, the combine kernel does, launched as a programmatic dependent on sm_90.
  *
- * Grid: one CTA per plan entry; block: 4 warps. Shared memory: STAGES Q tiles RG x d (RG = 16 or
- * 32 packed rows; one per segment in flight), STAGES x (K tile 64 x d + V tile 64 x d), all
- * XOR-swizzled (common/tiles.cuh); a float32 scratch where the warps trade pieces of O at the end
- * of a segment; each in-flight segment's record. */
+ * Grid: one CTA per plan entry; block: 4 warps. Shared memory: Q tile RG x d (RG = 16 or 32
+ * packed rows), STAGES x (K tile 64 x d + V tile 64 x d), all XOR-swizzled (common/tiles.cuh);
+ * after a segment the K/V stages are reused as float32 scratch for the four warps' O. */
 #include <cuda_fp16.h>
 #include <math.h>
 #include <stdio.h>
@@ -44,17 +40,16 @@
 #define SK_WARPS 4
 #define SK_THREADS (SK_WARPS * 32)
 #define SK_TILE 64            /* keys per pipeline stage: 16 per warp */
-#define SK_STAGES 4           /* pipeline depth (3 where shared memory is short: sk_pick) */
+#define SK_STAGES 4           /* default pipeline depth; SPLIT_STAGES=3 for experiments */
 #define SK_BLOCK_DEFAULT 128  /* keys per KV block, the planner's unit (SPLIT_BLOCK=64|128|...) */
 #define LOG2E 1.4426950408889634f
 #define LN2 0.6931471805599453f
 
 /* The plan as the kernel reads it (device copies of split_plan's arrays). */
 typedef struct sk_plan {
-    const int4 *cta_info;     /* per CTA, three int4: {first segment, end segment, -, -} and the
-                                 first segment's record, so a CTA starts after one round trip */
-    const int4 *segs;         /* per segment a record of two int4: {seq, first key, end key, part},
-                                 {the request's KV length, -, -, -}; keys clipped to the request */
+    const int4 *cta_info;     /* per CTA, two int4: {first segment, end segment, -, -} and the first
+                                 segment itself, so a CTA starts after one round trip, not two */
+    const int4 *segs;         /* {seq, blk_begin, blk_end, part} */
     const int *seq_part;      /* n_seqs + 1 */
     const int *split_seqs;    /* the sequences that have partials (the combine kernel's grid) */
     int *seq_count;           /* fused merge: partials of each sequence written so far (reset to 0) */
@@ -67,7 +62,9 @@ typedef struct sk_params {
     const __half *q, *k, *v;
     __half *o;
     float *lse;
+    const int *seqlens_k;
     int Hq, Hkv, N, M, causal, g, rows, n_rg;
+    int blk;                  /* keys per KV block (the plan's unit), a multiple of SK_TILE */
     float scale_log2;
 } sk_params;
 
@@ -96,23 +93,20 @@ __device__ __forceinline__ unsigned long long sk_now(void)
 template <int D, int MT, int STAGES>
 struct sk_smem {
     static constexpr int RG = 16 * MT;
-    static constexpr size_t q = (size_t)STAGES * RG * D * 2;             /* a Q tile per segment in flight */
+    static constexpr size_t q = (size_t)RG * D * 2;
     static constexpr size_t stage = (size_t)2 * SK_TILE * D * 2;          /* K + V */
-    /* each warp keeps the 1/4 of O's columns it writes out and receives the other three warps'
-     * fragments of them: 4 owners x 3 sources x MT x (D/32 column tiles) x 32 lanes x float4 */
-    static constexpr size_t scratch = (size_t)SK_WARPS * (SK_WARPS - 1) * MT * (D / 8 / SK_WARPS) * 32 * 16;
     static constexpr size_t ml = (size_t)2 * SK_WARPS * RG * 4;
-    static constexpr size_t seg = (size_t)STAGES * 2 * 16;               /* in-flight segments' records */
-    static constexpr size_t bytes = q + STAGES * stage + scratch + ml + seg + 16;   /* + the fused merge's flag */
+    static constexpr size_t bytes = q + STAGES * stage + ml + 16;   /* + the fused merge's flag */
+    static_assert((size_t)SK_WARPS * RG * (D + 8) * 4 <= STAGES * stage, "scratch fits in the stages");
 };
 
 /* The fused merge of one split sequence with at most SK_FUSE_MAX partials, by the CTA that wrote
  * its last partial: each thread takes two (row, 4 adjacent columns) pairs at a time and loads
  * their n partial LSEs and n float4 pieces of O before it does any arithmetic, so the two pairs
  * cost one round trip to L2, not 2n (a row group of 8 rows at d = 128 is 256 pairs: one round
- * trip for 128 threads). Then the {m, d} of the LSEs in the order k = 0, 1, ... and the weights combine_weight()
- * (combine.h, the code the CPU test checks against the unsplit softmax); the fixed order gives the
- * same bits whichever CTA merges. Loads go through L2 (__ldcg): other CTAs of this launch wrote the
+ * trip for 128 threads). Then the {m, d} of the LSEs in the order k = 0, 1, ... and the weights
+ * combine_weight() (combine.h, the code the CPU test checks against the unsplit softmax); the
+ * fixed order gives the same bits whichever CTA merges. Loads go through L2 (__ldcg): other CTAs of this launch wrote the
  * partials, and an SM's L1 does not see other SMs' writes. */
 #define SK_FUSE_MAX 4
 
@@ -160,228 +154,182 @@ __device__ __forceinline__ void merge_seq_cta(const sk_params &p, const sk_plan 
     }
 }
 
-/* The producer side of the pipeline: where the next K/V tile to load comes from. Every thread
- * keeps the same copy (the loads are cooperative). It walks the CTA's segments in order; the
- * record of the segment after the current one is fetched when the current one starts, so moving
- * on never waits for a global load. */
-typedef struct sk_cursor {
-    int seg, end;            /* segment being loaded, the CTA's end */
-    int ord;                 /* its ordinal within the CTA: its Q and record slot is ord % STAGES */
-    int tile, n_tiles;       /* next tile of it, its tile count */
-    int4 rec, rec1;          /* its record */
-    int4 nxt, nxt1;          /* the next segment's record (valid when seg + 1 < end) */
-    size_t kv0;              /* its first key's row in K and V */
-    size_t q0;               /* its first packed row in Q */
-    int q_rows;              /* rows of its row group that exist (the rest are padding) */
-} sk_cursor;
-
-/* The cursor's per-segment values, from its record (once per segment, not per tile). */
-template <int RG>
-__device__ __forceinline__ void sk_cursor_set(const sk_params &p, sk_cursor &c)
-{
-    const int seq = c.rec.x, rg = seq % p.n_rg, bk = seq / p.n_rg, kvh = bk % p.Hkv, b = bk / p.Hkv;
-    c.n_tiles = (c.rec.z - c.rec.y + SK_TILE - 1) / SK_TILE;
-    c.kv0 = ((size_t)b * p.Hkv + kvh) * p.M + c.rec.y;
-    c.q0 = ((size_t)b * p.Hq + (size_t)kvh * p.g) * p.N + rg * RG;
-    c.q_rows = p.rows - rg * RG;
-}
-
-/* Issue the next tile (and, at a segment's first tile, its Q and record), then commit: exactly one
- * cp.async group per call, empty once the CTA's segments are all issued. `issued` counts tiles:
- * tile i lands in stage i % STAGES. */
-template <int D, int RG, int STAGES>
-__device__ __forceinline__ void sk_issue(const sk_params &p, const sk_plan &plan, sk_cursor &c, int &issued,
-                                         __half *sQ, __half *sKV, int4 *sSeg)
-{
-    if (c.seg < c.end) {
-        const int left = c.rec.z - c.rec.y - c.tile * SK_TILE;
-        if (c.tile == 0) {
-            const int slot = c.ord % STAGES;
-            load_tile<D, RG, SK_THREADS, true, true>(sQ + (size_t)slot * RG * D, p.q + c.q0 * D, c.q_rows);
-            if (threadIdx.x == 0) { sSeg[2 * slot] = c.rec; sSeg[2 * slot + 1] = c.rec1; }
-        }
-        __half *st = sKV + (size_t)(issued % STAGES) * 2 * SK_TILE * D;
-        load_tile<D, SK_TILE, SK_THREADS, true, true>(st, p.k + (c.kv0 + (size_t)c.tile * SK_TILE) * D, left);
-        load_tile<D, SK_TILE, SK_THREADS, true, true>(st + SK_TILE * D, p.v + (c.kv0 + (size_t)c.tile * SK_TILE) * D, left);
-        issued++;
-        if (++c.tile == c.n_tiles) {          /* on to the next segment; fetch the one after it */
-            c.seg++; c.ord++; c.tile = 0;
-            if (c.seg < c.end) {
-                c.rec = c.nxt; c.rec1 = c.nxt1;
-                sk_cursor_set<RG>(p, c);
-                if (c.seg + 1 < c.end) { c.nxt = plan.segs[2 * (c.seg + 1)]; c.nxt1 = plan.segs[2 * (c.seg + 1) + 1]; }
-            }
-        }
-    }
-    cp_async_commit();
-}
-
 template <int D, int MT, int STAGES>
 __global__ void __launch_bounds__(SK_THREADS)
 split_kv_kernel(sk_params p, sk_plan plan)
 {
-    constexpr int RG = 16 * MT, DT = D / 8, DTW = DT / SK_WARPS;   /* DTW: column tiles a warp writes out */
-    static_assert(DT % SK_WARPS == 0, "each warp writes out the same number of column tiles");
+    constexpr int RG = 16 * MT, DT = D / 8;
     typedef sk_smem<D, MT, STAGES> L;
     extern __shared__ __align__(1024) unsigned char smem_raw[];
     __half *sQ = reinterpret_cast<__half *>(smem_raw);
     __half *sKV = reinterpret_cast<__half *>(smem_raw + L::q);          /* stage s: K then V */
-    float4 *scratch = reinterpret_cast<float4 *>(smem_raw + L::q + STAGES * L::stage);
-    float *sM = reinterpret_cast<float *>(smem_raw + L::q + STAGES * L::stage + L::scratch);
+    float *scratch = reinterpret_cast<float *>(sKV);                     /* [warp][RG][D + 8] */
+    float *sM = reinterpret_cast<float *>(smem_raw + L::q + STAGES * L::stage);
     float *sL = sM + SK_WARPS * RG;
-    int4 *sSeg = reinterpret_cast<int4 *>(sL + SK_WARPS * RG);
-    int *s_last = reinterpret_cast<int *>(sSeg + 2 * STAGES);
+    int *s_last = reinterpret_cast<int *>(sL + SK_WARPS * RG);
 
     const int warp = threadIdx.x / 32, lane = threadIdx.x % 32, g = lane / 4, t = lane % 4;
-    /* ldmatrix lane bases (see fa2.cu): Q rows (slot 0), this warp's 16 keys of a K / V stage */
+    /* ldmatrix lane bases (see fa2.cu): Q rows, this warp's 16 keys of a K / V stage */
     const uint32_t q_lane = smem_addr(sQ + tile_off<D, true>(lane % 16, (lane / 16) * 8));
     const uint32_t k_lane = smem_addr(sKV + tile_off<D, true>(warp * 16 + (lane % 8) + (lane / 16) * 8, ((lane / 8) % 2) * 8));
     const uint32_t v_lane = smem_addr(sKV + SK_TILE * D + tile_off<D, true>(warp * 16 + (lane % 8) + ((lane / 8) % 2) * 8, (lane / 16) * 8));
-    constexpr uint32_t STAGE_BYTES = (uint32_t)L::stage, QSLOT_BYTES = (uint32_t)(RG * D * 2);
+    constexpr uint32_t STAGE_BYTES = (uint32_t)L::stage;
 
-    SK_STAMP(sk_trace_split, blockIdx.x, 0);
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
     /* Programmatic dependent launch: the combine kernel may start now; it waits (griddepcontrol.wait)
      * for this grid to finish before it reads any partial. */
     asm volatile("griddepcontrol.launch_dependents;");
 #endif
-    const int4 head = plan.cta_info[3 * blockIdx.x];
-    if (head.x >= head.y) return;
-    sk_cursor cur;
-    cur.seg = head.x; cur.end = head.y; cur.ord = 0; cur.tile = 0;
-    cur.rec = plan.cta_info[3 * blockIdx.x + 1]; cur.rec1 = plan.cta_info[3 * blockIdx.x + 2];
-    sk_cursor_set<RG>(p, cur);
-    cur.nxt = cur.nxt1 = make_int4(0, 0, 0, 0);
-    if (head.x + 1 < head.y) { cur.nxt = plan.segs[2 * (head.x + 1)]; cur.nxt1 = plan.segs[2 * (head.x + 1) + 1]; }
-    int issued = 0;
-#pragma unroll 1
-    for (int s = 0; s < STAGES - 1; s++) sk_issue<D, RG, STAGES>(p, plan, cur, issued, sQ, sKV, sSeg);
+    SK_STAMP(sk_trace_split, blockIdx.x, 0);
+    const int4 head = plan.cta_info[2 * blockIdx.x], first = plan.cta_info[2 * blockIdx.x + 1];
+    for (int si = head.x; si < head.y; si++) {
+        const int4 seg = si == head.x ? first : plan.segs[si];
+        const int seq = seg.x, rg = seq % p.n_rg, bk = seq / p.n_rg;
+        const int kvh = bk % p.Hkv, b = bk / p.Hkv;
+        const int mk = p.seqlens_k ? p.seqlens_k[b] : p.M;
+        const int k_lo = seg.y * p.blk, k_hi = min(seg.z * p.blk, mk);
+        const int n_tiles = (k_hi - k_lo + SK_TILE - 1) / SK_TILE;
+        const int r0 = rg * RG;                              /* first packed row of the group */
+        const size_t q_row0 = ((size_t)b * p.Hq + (size_t)kvh * p.g) * p.N + r0;   /* rows contiguous */
+        const __half *k_ptr = p.k + (((size_t)b * p.Hkv + kvh) * p.M + k_lo) * D;
+        const __half *v_ptr = p.v + (((size_t)b * p.Hkv + kvh) * p.M + k_lo) * D;
+        const int causal_from = p.causal ? mk - p.N + 1 : mk;   /* keys >= this may be masked */
 
-    /* the consumer: segment ordinal, its tile count, the tile within it; per segment its record */
-    int c_ord = 0, c_tiles = 0, cj = 0;
-    int seq = 0, k_lo = 0, k_hi = 0, part = -1, mk = 0, r0 = 0, causal_from = 0;
-    size_t q_row0 = 0;
-    uint32_t q_base = q_lane;
-    float o[MT][DT][4], m_run[MT][2], l_run[MT][2];
-
-    for (int i = 0;; i++) {
-        cp_async_wait<STAGES - 2>();   /* tile i has landed (this thread's part) */
-        __syncthreads();                  /* ...everyone's part; and tile i - 1 is consumed */
-        if (i == 0) SK_STAMP(sk_trace_split, blockIdx.x, 1);
-        if (cj == 0) {                    /* a new segment: its record, written with its first tile */
-            const int slot = c_ord % STAGES;
-            const int4 rec = sSeg[2 * slot];
-            seq = rec.x; k_lo = rec.y; k_hi = rec.z; part = rec.w; mk = sSeg[2 * slot + 1].x;
-            c_tiles = (k_hi - k_lo + SK_TILE - 1) / SK_TILE;
-            const int rg = seq % p.n_rg, bk = seq / p.n_rg, kvh = bk % p.Hkv, b = bk / p.Hkv;
-            r0 = rg * RG;
-            q_row0 = ((size_t)b * p.Hq + (size_t)kvh * p.g) * p.N + r0;   /* rows contiguous */
-            causal_from = p.causal ? mk - p.N + 1 : mk;                   /* keys >= this may be masked */
-            q_base = q_lane + (uint32_t)slot * QSLOT_BYTES;
+        load_tile<D, RG, SK_THREADS, true, true>(sQ, p.q + q_row0 * D, p.rows - r0);
 #pragma unroll
-            for (int mt = 0; mt < MT; mt++) {
-#pragma unroll
-                for (int dt = 0; dt < DT; dt++) o[mt][dt][0] = o[mt][dt][1] = o[mt][dt][2] = o[mt][dt][3] = 0.0f;
-                m_run[mt][0] = m_run[mt][1] = -INFINITY;
-                l_run[mt][0] = l_run[mt][1] = 0.0f;
+        for (int s = 0; s < STAGES - 1; s++) {
+            if (s < n_tiles) {
+                __half *st = sKV + s * (L::stage / 2);
+                load_tile<D, SK_TILE, SK_THREADS, true, true>(st, k_ptr + (size_t)s * SK_TILE * D, k_hi - k_lo - s * SK_TILE);
+                load_tile<D, SK_TILE, SK_THREADS, true, true>(st + SK_TILE * D, v_ptr + (size_t)s * SK_TILE * D, k_hi - k_lo - s * SK_TILE);
             }
-        }
-        sk_issue<D, RG, STAGES>(p, plan, cur, issued, sQ, sKV, sSeg);   /* tile i + STAGES - 1 */
-        const uint32_t stage_off = (uint32_t)(i % STAGES) * STAGE_BYTES;
-
-        /* S = Q K^T: all RG rows x this warp's 16 keys */
-        float s[MT][2][4];
-#pragma unroll
-        for (int mt = 0; mt < MT; mt++)
-#pragma unroll
-            for (int nt = 0; nt < 2; nt++) s[mt][nt][0] = s[mt][nt][1] = s[mt][nt][2] = s[mt][nt][3] = 0.0f;
-#pragma unroll
-        for (int kk = 0; kk < D; kk += 16) {
-            uint32_t bk[4];
-            ldmatrix_x4(bk, (k_lane + stage_off) ^ ((kk / 8) * 16));
-#pragma unroll
-            for (int mt = 0; mt < MT; mt++) {
-                uint32_t a[4];
-                ldmatrix_x4(a, (q_base + mt * 16 * D * 2) ^ ((kk / 8) * 16));
-                mma_16816(s[mt][0], a, bk[0], bk[1]);
-                mma_16816(s[mt][1], a, bk[2], bk[3]);
-            }
+            cp_async_commit();
         }
 
-        /* masks: past the segment's keys, and the causal corner (Nq > 1, last keys only) */
-        const int key0 = k_lo + cj * SK_TILE + warp * 16;
-        if (key0 + 16 > k_hi || key0 + 16 > causal_from) {
+        float o[MT][DT][4], m_run[MT][2], l_run[MT][2];
+#pragma unroll
+        for (int mt = 0; mt < MT; mt++) {
+#pragma unroll
+            for (int dt = 0; dt < DT; dt++) o[mt][dt][0] = o[mt][dt][1] = o[mt][dt][2] = o[mt][dt][3] = 0.0f;
+            m_run[mt][0] = m_run[mt][1] = -INFINITY;
+            l_run[mt][0] = l_run[mt][1] = 0.0f;
+        }
+
+        for (int j = 0; j < n_tiles; j++) {
+            cp_async_wait<STAGES - 2>();   /* tile j has landed (this thread's part) */
+            __syncthreads();                  /* ...everyone's part; and tile j - 1 is consumed */
+            if (j == 0 && si == head.x) SK_STAMP(sk_trace_split, blockIdx.x, 1);
+            {
+                const int nj = j + STAGES - 1;
+                if (nj < n_tiles) {
+                    __half *st = sKV + (nj % STAGES) * (L::stage / 2);
+                    load_tile<D, SK_TILE, SK_THREADS, true, true>(st, k_ptr + (size_t)nj * SK_TILE * D, k_hi - k_lo - nj * SK_TILE);
+                    load_tile<D, SK_TILE, SK_THREADS, true, true>(st + SK_TILE * D, v_ptr + (size_t)nj * SK_TILE * D, k_hi - k_lo - nj * SK_TILE);
+                }
+                cp_async_commit();
+            }
+            const uint32_t stage_off = (uint32_t)(j % STAGES) * STAGE_BYTES;
+
+            /* S = Q K^T: all RG rows x this warp's 16 keys */
+            float s[MT][2][4];
 #pragma unroll
             for (int mt = 0; mt < MT; mt++)
 #pragma unroll
-                for (int nt = 0; nt < 2; nt++)
+                for (int nt = 0; nt < 2; nt++) s[mt][nt][0] = s[mt][nt][1] = s[mt][nt][2] = s[mt][nt][3] = 0.0f;
 #pragma unroll
-                    for (int e = 0; e < 4; e++) {
-                        const int key = key0 + nt * 8 + 2 * t + (e & 1);
-                        const int qi = (r0 + mt * 16 + g + (e >= 2 ? 8 : 0)) % p.N;   /* token */
-                        if (key >= k_hi || (p.causal && key > qi + mk - p.N)) s[mt][nt][e] = -INFINITY;
-                    }
-        }
-
-        /* online softmax over this warp's keys, log2 units (as in rung 05) */
+            for (int kk = 0; kk < D; kk += 16) {
+                uint32_t bk[4];
+                ldmatrix_x4(bk, (k_lane + stage_off) ^ ((kk / 8) * 16));
 #pragma unroll
-        for (int mt = 0; mt < MT; mt++)
-#pragma unroll
-            for (int hi = 0; hi < 2; hi++) {
-                float mx = fmaxf(fmaxf(s[mt][0][2 * hi], s[mt][0][2 * hi + 1]),
-                                 fmaxf(s[mt][1][2 * hi], s[mt][1][2 * hi + 1]));
-                mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 1));
-                mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 2));
-                const float m_new = fmaxf(m_run[mt][hi], mx * p.scale_log2);
-                const float m_use = m_new == -INFINITY ? 0.0f : m_new;
-                const float alpha = fast_exp2(m_run[mt][hi] - m_use);
-                m_run[mt][hi] = m_new;
-                float sum = 0.0f;
-#pragma unroll
-                for (int nt = 0; nt < 2; nt++)
-#pragma unroll
-                    for (int e = 0; e < 2; e++) {
-                        float pe = fast_exp2(fmaf(s[mt][nt][2 * hi + e], p.scale_log2, -m_use));
-                        s[mt][nt][2 * hi + e] = pe;
-                        sum += pe;
-                    }
-                l_run[mt][hi] = l_run[mt][hi] * alpha + sum;
-#pragma unroll
-                for (int dt = 0; dt < DT; dt++) {
-                    o[mt][dt][2 * hi] *= alpha;
-                    o[mt][dt][2 * hi + 1] *= alpha;
+                for (int mt = 0; mt < MT; mt++) {
+                    uint32_t a[4];
+                    ldmatrix_x4(a, (q_lane + mt * 16 * D * 2) ^ ((kk / 8) * 16));
+                    mma_16816(s[mt][0], a, bk[0], bk[1]);
+                    mma_16816(s[mt][1], a, bk[2], bk[3]);
                 }
             }
 
-        /* O += P V over this warp's 16 keys (one k16 step) */
-        uint32_t a[MT][4];
+            /* masks: past the segment's keys, and the causal corner (Nq > 1, last keys only) */
+            const int key0 = k_lo + j * SK_TILE + warp * 16;
+            if (key0 + 16 > k_hi || key0 + 16 > causal_from) {
 #pragma unroll
-        for (int mt = 0; mt < MT; mt++) {
-            a[mt][0] = pack_half2(s[mt][0][0], s[mt][0][1]);
-            a[mt][1] = pack_half2(s[mt][0][2], s[mt][0][3]);
-            a[mt][2] = pack_half2(s[mt][1][0], s[mt][1][1]);
-            a[mt][3] = pack_half2(s[mt][1][2], s[mt][1][3]);
-        }
+                for (int mt = 0; mt < MT; mt++)
 #pragma unroll
-        for (int dt = 0; dt < DT; dt += 2) {
-            uint32_t bv[4];
-            ldmatrix_x4_trans(bv, (v_lane + stage_off) ^ (dt * 16));
+                    for (int nt = 0; nt < 2; nt++)
+#pragma unroll
+                        for (int e = 0; e < 4; e++) {
+                            const int key = key0 + nt * 8 + 2 * t + (e & 1);
+                            const int qi = (r0 + mt * 16 + g + (e >= 2 ? 8 : 0)) % p.N;   /* token */
+                            if (key >= k_hi || (p.causal && key > qi + mk - p.N)) s[mt][nt][e] = -INFINITY;
+                        }
+            }
+
+            /* online softmax over this warp's keys, log2 units (as in rung 05) */
+#pragma unroll
+            for (int mt = 0; mt < MT; mt++)
+#pragma unroll
+                for (int hi = 0; hi < 2; hi++) {
+                    float mx = fmaxf(fmaxf(s[mt][0][2 * hi], s[mt][0][2 * hi + 1]),
+                                     fmaxf(s[mt][1][2 * hi], s[mt][1][2 * hi + 1]));
+                    mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 1));
+                    mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 2));
+                    const float m_new = fmaxf(m_run[mt][hi], mx * p.scale_log2);
+                    const float m_use = m_new == -INFINITY ? 0.0f : m_new;
+                    const float alpha = fast_exp2(m_run[mt][hi] - m_use);
+                    m_run[mt][hi] = m_new;
+                    float sum = 0.0f;
+#pragma unroll
+                    for (int nt = 0; nt < 2; nt++)
+#pragma unroll
+                        for (int e = 0; e < 2; e++) {
+                            float pe = fast_exp2(fmaf(s[mt][nt][2 * hi + e], p.scale_log2, -m_use));
+                            s[mt][nt][2 * hi + e] = pe;
+                            sum += pe;
+                        }
+                    l_run[mt][hi] = l_run[mt][hi] * alpha + sum;
+#pragma unroll
+                    for (int dt = 0; dt < DT; dt++) {
+                        o[mt][dt][2 * hi] *= alpha;
+                        o[mt][dt][2 * hi + 1] *= alpha;
+                    }
+                }
+
+            /* O += P V over this warp's 16 keys (one k16 step) */
+            uint32_t a[MT][4];
 #pragma unroll
             for (int mt = 0; mt < MT; mt++) {
-                mma_16816(o[mt][dt], a[mt], bv[0], bv[1]);
-                mma_16816(o[mt][dt + 1], a[mt], bv[2], bv[3]);
+                a[mt][0] = pack_half2(s[mt][0][0], s[mt][0][1]);
+                a[mt][1] = pack_half2(s[mt][0][2], s[mt][0][3]);
+                a[mt][2] = pack_half2(s[mt][1][0], s[mt][1][1]);
+                a[mt][3] = pack_half2(s[mt][1][2], s[mt][1][3]);
+            }
+#pragma unroll
+            for (int dt = 0; dt < DT; dt += 2) {
+                uint32_t bv[4];
+                ldmatrix_x4_trans(bv, (v_lane + stage_off) ^ (dt * 16));
+#pragma unroll
+                for (int mt = 0; mt < MT; mt++) {
+                    mma_16816(o[mt][dt], a[mt], bv[0], bv[1]);
+                    mma_16816(o[mt][dt + 1], a[mt], bv[2], bv[3]);
+                }
             }
         }
-        if (++cj < c_tiles) continue;
 
-        /* ---- the segment's last tile is in: merge the four warps' (O, m, l) of every row ----
-         * The {m, d} merge through smem, with one barrier: each warp publishes its m, l and sends
-         * the fragments of O it does not write out to the warp that does (warp w writes columns
-         * [w D/4, (w + 1) D/4)); then every lane forms its rows' factors exp2(m_w - m) / l itself
-         * and sums the four warps' pieces in warp order (same bits every launch). Measured 2.6 us
-         * per segment when the merge was one long loop per element (results/h100-trace06-before.txt).
-         * The next segment's tiles are already loading into the other stages meanwhile. */
+        /* ---- merge the four warps' (O, m, l) of every row: the {m, d} merge, through smem ----
+         * Three short phases, so that no thread walks a long dependent chain (with 4 warps per SM
+         * there is no other work to hide it; measured 2.6 us per segment when every element
+         * redid its row's max, exponentials, division and log, 0.8 us now: results/
+         * h100-trace06-before.txt and h100-trace06.txt, "loop done to exit"):
+         *   1. each warp puts its O rows (float32, rows padded by 8 floats: two wavefronts per
+         *      store, not eight) and its m, l in smem;
+         *   2. one thread per row forms the row's m, l, LSE and each warp's factor
+         *      exp2(m_w - m) / l, in place of m_w;
+         *   3. every thread sums the four warps' float4 pieces of O with those factors, all loads
+         *      issued before the first add. */
         SK_STAMP(sk_trace_split, blockIdx.x, 2);   /* the last segment's stamp stays */
+        cp_async_wait<0>();
+        __syncthreads();                      /* the stages are free: reuse them as scratch */
+        constexpr int SD = D + 8;             /* scratch row stride in floats */
 #pragma unroll
         for (int mt = 0; mt < MT; mt++)
 #pragma unroll
@@ -389,75 +337,64 @@ split_kv_kernel(sk_params p, sk_plan plan)
                 float l = l_run[mt][hi];
                 l += __shfl_xor_sync(0xffffffffu, l, 1);
                 l += __shfl_xor_sync(0xffffffffu, l, 2);
-                if (t == 0) { sM[warp * RG + mt * 16 + g + hi * 8] = m_run[mt][hi]; sL[warp * RG + mt * 16 + g + hi * 8] = l; }
+                const int r = mt * 16 + g + hi * 8;
+                if (t == 0) { sM[warp * RG + r] = m_run[mt][hi]; sL[warp * RG + r] = l; }
+                float *orow = scratch + ((size_t)warp * RG + r) * SD;
+#pragma unroll
+                for (int dt = 0; dt < DT; dt++)
+                    *reinterpret_cast<float2 *>(orow + dt * 8 + 2 * t) = make_float2(o[mt][dt][2 * hi], o[mt][dt][2 * hi + 1]);
             }
-#pragma unroll
-        for (int v = 0; v < SK_WARPS; v++) {
-            if (v == warp) continue;
-            const int src = (warp - v - 1 + SK_WARPS) % SK_WARPS;            /* 0..2 */
-#pragma unroll
-            for (int mt = 0; mt < MT; mt++)
-#pragma unroll
-                for (int dl = 0; dl < DTW; dl++) {
-                    const float *f = o[mt][v * DTW + dl];
-                    scratch[(((v * (SK_WARPS - 1) + src) * MT + mt) * DTW + dl) * 32 + lane] = make_float4(f[0], f[1], f[2], f[3]);
-                }
-        }
         __syncthreads();
         const int n_rows = min(RG, p.rows - r0);  /* rows past this are padding */
+        if (threadIdx.x < n_rows) {
+            const int r = threadIdx.x;
+            float m = -INFINITY;
 #pragma unroll
-        for (int mt = 0; mt < MT; mt++)
+            for (int w = 0; w < SK_WARPS; w++) m = fmaxf(m, sM[w * RG + r]);
+            const float m_use = m == -INFINITY ? 0.0f : m;
+            float f[SK_WARPS], l = 0.0f;
 #pragma unroll
-            for (int hi = 0; hi < 2; hi++) {
-                const int r = mt * 16 + g + hi * 8;
-                float m = -INFINITY;
+            for (int w = 0; w < SK_WARPS; w++) {
+                f[w] = fast_exp2(sM[w * RG + r] - m_use);
+                l += sL[w * RG + r] * f[w];
+            }
+            const float inv = l > 0.0f ? 1.0f / l : 0.0f;
 #pragma unroll
-                for (int w = 0; w < SK_WARPS; w++) m = fmaxf(m, sM[w * RG + r]);
-                const float m_use = m == -INFINITY ? 0.0f : m;
-                float f[SK_WARPS], l = 0.0f;
+            for (int w = 0; w < SK_WARPS; w++) sM[w * RG + r] = f[w] * inv;
+            const float lse = l > 0.0f ? (m + log2f(l)) * LN2 : -INFINITY;
+            if (seg.w < 0) p.lse[q_row0 + r] = lse;
+            else plan.part_lse[(size_t)seg.w * RG + r] = lse;
+        }
+        __syncthreads();
+        constexpr int CG = D / 4;             /* float4 groups per row */
+#pragma unroll 4
+        for (int i = 0; i < RG * CG / SK_THREADS; i++) {
+            const int e = threadIdx.x + i * SK_THREADS, r = e / CG, c = (e % CG) * 4;
+            if (r < n_rows) {
+                float4 x[SK_WARPS];
+#pragma unroll
+                for (int w = 0; w < SK_WARPS; w++) x[w] = *reinterpret_cast<const float4 *>(scratch + ((size_t)w * RG + r) * SD + c);
+                float4 acc = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
 #pragma unroll
                 for (int w = 0; w < SK_WARPS; w++) {
-                    f[w] = fast_exp2(sM[w * RG + r] - m_use);
-                    l += sL[w * RG + r] * f[w];
+                    const float f = sM[w * RG + r];
+                    acc.x += f * x[w].x; acc.y += f * x[w].y; acc.z += f * x[w].z; acc.w += f * x[w].w;
                 }
-                const float inv = l > 0.0f ? 1.0f / l : 0.0f;
-                if (warp == 0 && t == 0 && r < n_rows) {
-                    const float lse = l > 0.0f ? (m + log2f(l)) * LN2 : -INFINITY;
-                    if (part < 0) p.lse[q_row0 + r] = lse;
-                    else plan.part_lse[(size_t)part * RG + r] = lse;
-                }
-#pragma unroll
-                for (int dl = 0; dl < DTW; dl++) {
-                    const int dt = warp * DTW + dl;
-                    float own0 = 0.0f, own1 = 0.0f;   /* o[mt][dt]: selected with constant indices */
-#pragma unroll
-                    for (int v = 0; v < SK_WARPS; v++)
-                        if (v == warp) { own0 = o[mt][v * DTW + dl][2 * hi]; own1 = o[mt][v * DTW + dl][2 * hi + 1]; }
-                    float x0 = 0.0f, x1 = 0.0f;
-#pragma unroll
-                    for (int w = 0; w < SK_WARPS; w++) {
-                        float y0, y1;
-                        if (w == warp) { y0 = own0; y1 = own1; }
-                        else {
-                            const int src = (w - warp - 1 + SK_WARPS) % SK_WARPS;
-                            const float4 q4 = scratch[(((warp * (SK_WARPS - 1) + src) * MT + mt) * DTW + dl) * 32 + lane];
-                            y0 = hi ? q4.z : q4.x; y1 = hi ? q4.w : q4.y;
-                        }
-                        x0 += f[w] * y0; x1 += f[w] * y1;
-                    }
-                    if (r < n_rows) {
-                        const int col = dt * 8 + 2 * t;
-                        if (part < 0) *reinterpret_cast<__half2 *>(p.o + (q_row0 + r) * D + col) = __floats2half2_rn(x0 * inv, x1 * inv);
-                        else *reinterpret_cast<float2 *>(plan.part_o + ((size_t)part * RG + r) * D + col) = make_float2(x0 * inv, x1 * inv);
-                    }
+                if (seg.w < 0) {
+                    __half2 *dst = reinterpret_cast<__half2 *>(p.o + (q_row0 + r) * D + c);
+                    dst[0] = __floats2half2_rn(acc.x, acc.y);
+                    dst[1] = __floats2half2_rn(acc.z, acc.w);
+                } else {
+                    *reinterpret_cast<float4 *>(plan.part_o + ((size_t)seg.w * RG + r) * D + c) = acc;
                 }
             }
+        }
         /* Fused merge: the CTA that writes a sequence's last partial merges them all, so no
          * second launch. Each thread's partial stores are made visible device-wide (fence) before
          * thread 0 counts this partial in; the CTA that brings the count to n then reads every
          * partial through L2. It puts the counter back to 0 for the next launch: no other CTA
          * touches it once it has reached n. */
-        if (part >= 0 && plan.fused) {
+        if (seg.w >= 0 && plan.fused) {
             __threadfence();
             __syncthreads();
             if (threadIdx.x == 0) {
@@ -468,47 +405,49 @@ split_kv_kernel(sk_params p, sk_plan plan)
             __syncthreads();
             if (*s_last) {
                 __threadfence();
-                merge_seq_cta<D, RG>(p, plan, seq, n_rows);
+                merge_seq_cta<D, RG>(p, plan, seq, min(RG, p.rows - r0));
             }
         }
-        cj = 0;
-        if (++c_ord == head.y - head.x) break;
+        __syncthreads();                      /* scratch and sQ are rewritten by the next segment */
     }
-    cp_async_wait<0>();
     SK_STAMP(sk_trace_split, blockIdx.x, 3);
 }
 
 /* The separate merge, for sequences with more than SK_FUSE_MAX partials (and every split sequence
  * in variant 06s): a kernel of its own after the split kernel. One CTA of 128 threads per (split
- * sequence, row, column slice), the threads laid out as partial lanes x float4 column groups:
- * a whole row per CTA (4 lanes at d = 128) when a sequence has at most 32 partials, 32 columns per
- * CTA (16 lanes) when it has more: a row of a B = 1 decode may have 100+ partials, and this
- * kernel's time is round trips to L2, not bytes, so:
+ * sequence, row, COLS columns), laid out as partial lanes x float4 column groups:
+ *   - COLS = 32 (16 lanes x 8 groups) when a sequence has more partials than the whole-row layout
+ *     has lanes: a row of a B = 1 decode may have 100+ partials;
+ *   - COLS = D, the whole row (4 lanes at d = 128, 8 at d = 64), when every lane has at most one
+ *     partial: 06s with 2 partials per request then launches a quarter of the CTAs.
+ * This kernel's time is round trips to L2, not bytes, so:
  *   - each thread issues the loads of its first 8 partials' pieces of O before anything else;
  *   - meanwhile the block reads the partials' LSEs (into smem), reduces their {m, d} (common/
  *     reduce.cuh) and turns each LSE into its weight combine_weight() (combine.h, the code the
  *     CPU test checks against the unsplit softmax);
- *   - lane l sums the partials l, l + lanes, ... in order, and the lanes' sums are added in order
+ *   - lane l sums the partials l, l + LANES, ... in order, and the lanes' sums are added in order
  *     (same bits every launch).
  * Measured at B = 1, M = 32768 (86 partials): 7.7 us from the wait to the last CTA's exit with the
- * first layout (one CTA per row, 4 warps, a partial's weight formed next to its load), 2.4 us with
- * 32-column slices and 16 lanes (results/h100-trace06-before.txt, results/h100-trace06.txt). */
-#define SK_COMB_BATCH 8
+ * earlier layout (one CTA per row, 4 warps, a partial's weight formed next to its load), 2.4 us
+ * with 32-column slices (results/h100-trace06-before.txt, results/h100-trace06.txt). The layout is
+ * a template parameter: computed at run time, the lane count cost about 0.25 us per launch
+ * (results/h100-ab06.csv). */
 #define SK_COMB_CTA ((blockIdx.z * gridDim.y + blockIdx.y) * gridDim.x + blockIdx.x)   /* for the trace */
+#define SK_COMB_BATCH 8
 #define SK_COMB_SLICE 32          /* columns per CTA when a row is sliced */
-template <int D, int RG>
+template <int D, int RG, int COLS>
 __global__ void __launch_bounds__(128)
 combine_kernel(sk_params p, sk_plan plan)
 {
+    constexpr int CGS = COLS / 4, LANES = 128 / CGS;       /* float4 column groups, partial lanes */
     extern __shared__ float s_w[];                          /* the row's n weights */
-    __shared__ float4 red[128];                             /* [lane][column group] */
+    __shared__ float4 red[LANES][CGS];
     SK_STAMP(sk_trace_comb, SK_COMB_CTA, 0);
-    const int cols = gridDim.z == 1 ? D : SK_COMB_SLICE, cgs = cols / 4, lanes = 128 / cgs;
-    const int seq = plan.split_seqs[blockIdx.x], r = blockIdx.y, c0 = blockIdx.z * cols;
+    const int seq = plan.split_seqs[blockIdx.x], r = blockIdx.y, c0 = blockIdx.z * COLS;
     const int rg = seq % p.n_rg, bk = seq / p.n_rg, kvh = bk % p.Hkv, b = bk / p.Hkv;
     if (rg * RG + r >= p.rows) return;                     /* a padding row (uniform per block) */
     const int p0 = plan.seq_part[seq], n = plan.seq_part[seq + 1] - p0;
-    const int pl = threadIdx.x / cgs, cg = threadIdx.x % cgs;
+    const int pl = threadIdx.x / CGS, cg = threadIdx.x % CGS;
     const float *lse = plan.part_lse + (size_t)p0 * RG + r;
     const float *src = plan.part_o + ((size_t)p0 * RG + r) * D + c0 + cg * 4;
     constexpr size_t PSTRIDE = (size_t)RG * D;             /* floats from one partial to the next */
@@ -522,7 +461,7 @@ combine_kernel(sk_params p, sk_plan plan)
     float4 x[SK_COMB_BATCH];
 #pragma unroll
     for (int i = 0; i < SK_COMB_BATCH; i++) {
-        const int k = pl + i * lanes;
+        const int k = pl + i * LANES;
         if (k < n) x[i] = __ldcg(reinterpret_cast<const float4 *>(src + k * PSTRIDE));
     }
     md_t st = md_identity();
@@ -536,30 +475,31 @@ combine_kernel(sk_params p, sk_plan plan)
     __syncthreads();
 
     float4 acc = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
-    for (int base = 0; base < n; base += lanes * SK_COMB_BATCH) {
+    for (int base = 0; base < n; base += LANES * SK_COMB_BATCH) {
         if (base > 0) {                                    /* more partials than one batch */
 #pragma unroll
             for (int i = 0; i < SK_COMB_BATCH; i++) {
-                const int k = base + pl + i * lanes;
+                const int k = base + pl + i * LANES;
                 if (k < n) x[i] = __ldcg(reinterpret_cast<const float4 *>(src + k * PSTRIDE));
             }
         }
 #pragma unroll
         for (int i = 0; i < SK_COMB_BATCH; i++) {
-            const int k = base + pl + i * lanes;
+            const int k = base + pl + i * LANES;
             if (k < n) {
                 const float w = s_w[k];
                 acc.x += w * x[i].x; acc.y += w * x[i].y; acc.z += w * x[i].z; acc.w += w * x[i].w;
             }
         }
     }
-    red[threadIdx.x] = acc;                                /* = red[pl * cgs + cg] */
+    red[pl][cg] = acc;
     __syncthreads();
     const size_t row = ((size_t)b * p.Hq + (size_t)kvh * p.g) * p.N + rg * RG + r;
-    if (threadIdx.x < cols) {
+    if (threadIdx.x < COLS) {
         const int c = threadIdx.x;
         float v = 0.0f;
-        for (int l = 0; l < lanes; l++) v += reinterpret_cast<const float *>(&red[l * cgs + c / 4])[c % 4];
+#pragma unroll
+        for (int l = 0; l < LANES; l++) v += reinterpret_cast<const float *>(&red[l][c / 4])[c % 4];
         p.o[row * D + c0 + c] = __float2half_rn(v);
     }
     if (blockIdx.z == 0 && threadIdx.x == 0) p.lse[row] = md_lse(st);
@@ -574,27 +514,28 @@ typedef void (*sk_combine_fn)(sk_params, sk_plan);
 
 typedef struct sk_variant {
     sk_kernel_fn kernel;
-    sk_combine_fn combine;
+    sk_combine_fn combine, combine_row;    /* 32-column slices; whole rows (see combine_kernel) */
     size_t smem;
     int rg;
-    int stages;
 } sk_variant;
 
-#define SK_VARIANT(D, MT, S) (sk_variant){split_kv_kernel<D, MT, S>, combine_kernel<D, 16 * MT>, sk_smem<D, MT, S>::bytes, 16 * MT, S}
-/* The kernel for a head dim and a row count: four stages where the GPU's shared memory per block
- * allows (the H100's 227 KB holds every variant), else three (the A100's 163 KB at d = 128, 16
- * rows). 0 when neither fits or d is not 64 or 128. */
-static int sk_pick(int d, int rows, size_t smem_optin, sk_variant *v)
+/* Pipeline depth: SK_STAGES, or SPLIT_STAGES=3 from the environment (an experiment: 101 KB of
+ * shared memory at d = 128, so two CTAs share an SM). */
+static int sk_stages(void)
 {
-    const int mt = rows <= 16 ? 1 : 2;
-    sk_variant four, three;
-    if (d == 64 && mt == 1) { four = SK_VARIANT(64, 1, 4); three = SK_VARIANT(64, 1, 3); }
-    else if (d == 64 && mt == 2) { four = SK_VARIANT(64, 2, 4); three = SK_VARIANT(64, 2, 3); }
-    else if (d == 128 && mt == 1) { four = SK_VARIANT(128, 1, 4); three = SK_VARIANT(128, 1, 3); }
-    else if (d == 128 && mt == 2) { four = SK_VARIANT(128, 2, 4); three = SK_VARIANT(128, 2, 3); }
-    else return 0;
-    *v = four.smem <= smem_optin ? four : three;
-    return 1;
+    const char *e = getenv("SPLIT_STAGES");
+    return e && atoi(e) == 3 ? 3 : SK_STAGES;
+}
+
+#define SK_VARIANT(D, MT, S) (sk_variant){split_kv_kernel<D, MT, S>, combine_kernel<D, 16 * MT, SK_COMB_SLICE>, combine_kernel<D, 16 * MT, D>, sk_smem<D, MT, S>::bytes, 16 * MT}
+static int sk_pick(int d, int rows, sk_variant *v)
+{
+    const int mt = rows <= 16 ? 1 : 2, st = sk_stages();
+    if (d == 64 && mt == 1) { *v = st == 3 ? SK_VARIANT(64, 1, 3) : SK_VARIANT(64, 1, SK_STAGES); return 1; }
+    if (d == 64 && mt == 2) { *v = st == 3 ? SK_VARIANT(64, 2, 3) : SK_VARIANT(64, 2, SK_STAGES); return 1; }
+    if (d == 128 && mt == 1) { *v = st == 3 ? SK_VARIANT(128, 1, 3) : SK_VARIANT(128, 1, SK_STAGES); return 1; }
+    if (d == 128 && mt == 2) { *v = st == 3 ? SK_VARIANT(128, 2, 3) : SK_VARIANT(128, 2, SK_STAGES); return 1; }
+    return 0;
 }
 
 static const char *planner_of(const attn_env *env) { return env->planner ? env->planner : planner_default; }
@@ -660,9 +601,9 @@ static sk_layout sk_layout_of(const split_plan *pl, int rg, int d)
 {
     sk_layout L;
     size_t at = 0;
-    L.seg_off = at;  at += 2 * sizeof(int4) * (size_t)pl->n_segs;
+    L.seg_off = at;  at += sizeof(int4) * (size_t)pl->n_segs;
     at = (at + 15) & ~(size_t)15;
-    L.cta_off = at;  at += 3 * sizeof(int4) * (size_t)pl->n_ctas;
+    L.cta_off = at;  at += 2 * sizeof(int4) * (size_t)pl->n_ctas;
     L.seqp_off = at; at += sizeof(int) * (size_t)(pl->n_seqs + 1);
     L.split_off = at; at += sizeof(int) * (size_t)pl->n_seqs;
     L.cnt_off = at;  at += sizeof(int) * (size_t)pl->n_seqs;
@@ -692,7 +633,7 @@ static int sk_unsupported(const attn_shape *s, const attn_env *env, char *why, s
                  "(prefill is rung 05's job)", s->N);
         return 1;
     }
-    if (!sk_pick(s->d, (s->Hq / s->Hkv) * s->N, env->smem_per_block_optin, &v)) {
+    if (!sk_pick(s->d, (s->Hq / s->Hkv) * s->N, &v)) {
         snprintf(why, n, "rung 06 is built for d = 64 and 128 (d = %d)", s->d);
         return 1;
     }
@@ -711,7 +652,7 @@ static size_t sk_workspace(const attn_shape *s, const attn_env *env)
 {
     sk_variant v;
     split_plan pl;
-    if (!sk_pick(s->d, (s->Hq / s->Hkv) * s->N, env->smem_per_block_optin, &v) || sk_plan_for(s, env, &v, &pl)) return 0;
+    if (!sk_pick(s->d, (s->Hq / s->Hkv) * s->N, &v) || sk_plan_for(s, env, &v, &pl)) return 0;
     size_t bytes = sk_layout_of(&pl, v.rg, s->d).total;
     plan_free(&pl);
     return bytes;
@@ -723,7 +664,7 @@ static size_t sk_workspace(const attn_shape *s, const attn_env *env)
 typedef struct sk_cache {
     void *workspace;
     char planner[16];
-    int B, Hq, Hkv, N, M, d, sms, blk;
+    int B, Hq, Hkv, N, M, d, sms, blk, stages;
     int *seqlens;
     split_plan plan;
     int4 *segs, *cta_info;
@@ -737,7 +678,7 @@ static int cache_hit(const attn_args *a, const char *planner)
     const attn_shape *s = &a->shape;
     if (!cache.valid || cache.workspace != a->workspace || strcmp(cache.planner, planner) ||
         cache.B != s->B || cache.Hq != s->Hq || cache.Hkv != s->Hkv || cache.N != s->N ||
-        cache.M != s->M || cache.d != s->d || cache.sms != a->env.sm_count || cache.blk != sk_block_keys())
+        cache.M != s->M || cache.d != s->d || cache.sms != a->env.sm_count || cache.blk != sk_block_keys() || cache.stages != sk_stages())
         return 0;
     for (int b = 0; b < s->B; b++)
         if (cache.seqlens[b] != attn_kv_len(s, b)) return 0;
@@ -795,7 +736,7 @@ static const char *sk_launch(const attn_args *a, cudaStream_t st, int fused)
 {
     const attn_shape *s = &a->shape;
     sk_variant v;
-    if (!sk_pick(s->d, (s->Hq / s->Hkv) * s->N, a->env.smem_per_block_optin, &v)) return "rung 06: unsupported head dim";
+    if (!sk_pick(s->d, (s->Hq / s->Hkv) * s->N, &v)) return "rung 06: unsupported head dim";
     const char *planner = planner_of(&a->env);
     if (!cache_hit(a, planner)) {
         if (cache.valid) { plan_free(&cache.plan); free(cache.seqlens); cache.valid = 0; }
@@ -804,28 +745,22 @@ static const char *sk_launch(const attn_args *a, cudaStream_t st, int fused)
         if (L.total > a->workspace_bytes) return "rung 06: workspace smaller than the plan";
         /* Asynchronous on the rung's stream, so the kernels below are ordered after the copies;
          * the host arrays stay alive in the cache. */
-        /* segment records in keys, clipped to the request's length (the kernel reads no seqlens) */
         free(cache.segs);
-        cache.segs = (int4 *)malloc(2 * sizeof(int4) * cache.plan.n_segs);
-        const int blk = sk_block_keys(), n_rg = (s->Hq / s->Hkv * s->N + v.rg - 1) / v.rg;
+        cache.segs = (int4 *)malloc(sizeof(int4) * cache.plan.n_segs);
         for (int i = 0; i < cache.plan.n_segs; i++) {
             const split_segment *g = &cache.plan.segs[i];
-            const int mk = attn_kv_len(s, g->seq / n_rg / s->Hkv);
-            const int hi = g->blk_end * blk < mk ? g->blk_end * blk : mk;
-            cache.segs[2 * i] = make_int4(g->seq, g->blk_begin * blk, hi, g->part);
-            cache.segs[2 * i + 1] = make_int4(mk, 0, 0, 0);
+            cache.segs[i] = make_int4(g->seq, g->blk_begin, g->blk_end, g->part);
         }
         char *ws = (char *)a->workspace;
-        RUNG_CUDA(cudaMemcpyAsync(ws + L.seg_off, cache.segs, 2 * sizeof(int4) * cache.plan.n_segs, cudaMemcpyHostToDevice, st));
+        RUNG_CUDA(cudaMemcpyAsync(ws + L.seg_off, cache.segs, sizeof(int4) * cache.plan.n_segs, cudaMemcpyHostToDevice, st));
         free(cache.cta_info);
-        cache.cta_info = (int4 *)malloc(3 * sizeof(int4) * cache.plan.n_ctas);
+        cache.cta_info = (int4 *)malloc(2 * sizeof(int4) * cache.plan.n_ctas);
         for (int c = 0; c < cache.plan.n_ctas; c++) {
-            const int f = cache.plan.cta_seg[c];
-            cache.cta_info[3 * c] = make_int4(f, cache.plan.cta_seg[c + 1], 0, 0);
-            cache.cta_info[3 * c + 1] = f < cache.plan.n_segs ? cache.segs[2 * f] : make_int4(0, 0, 0, -1);
-            cache.cta_info[3 * c + 2] = f < cache.plan.n_segs ? cache.segs[2 * f + 1] : make_int4(0, 0, 0, 0);
+            cache.cta_info[2 * c] = make_int4(cache.plan.cta_seg[c], cache.plan.cta_seg[c + 1], 0, 0);
+            cache.cta_info[2 * c + 1] = cache.plan.cta_seg[c] < cache.plan.n_segs ? cache.segs[cache.plan.cta_seg[c]]
+                                                                                   : make_int4(0, 0, 0, -1);
         }
-        RUNG_CUDA(cudaMemcpyAsync(ws + L.cta_off, cache.cta_info, 3 * sizeof(int4) * cache.plan.n_ctas, cudaMemcpyHostToDevice, st));
+        RUNG_CUDA(cudaMemcpyAsync(ws + L.cta_off, cache.cta_info, 2 * sizeof(int4) * cache.plan.n_ctas, cudaMemcpyHostToDevice, st));
         RUNG_CUDA(cudaMemcpyAsync(ws + L.seqp_off, cache.plan.seq_part, sizeof(int) * (cache.plan.n_seqs + 1), cudaMemcpyHostToDevice, st));
         free(cache.split_seqs);
         cache.split_seqs = (int *)malloc(sizeof(int) * cache.plan.n_seqs);
@@ -842,6 +777,7 @@ static const char *sk_launch(const attn_args *a, cudaStream_t st, int fused)
         cache.B = s->B; cache.Hq = s->Hq; cache.Hkv = s->Hkv; cache.N = s->N; cache.M = s->M; cache.d = s->d;
         cache.sms = a->env.sm_count;
         cache.blk = sk_block_keys();
+        cache.stages = sk_stages();
         cache.seqlens = (int *)malloc(sizeof(int) * s->B);
         for (int b = 0; b < s->B; b++) cache.seqlens[b] = attn_kv_len(s, b);
         cache.valid = 1;
@@ -852,10 +788,11 @@ static const char *sk_launch(const attn_args *a, cudaStream_t st, int fused)
 
     sk_params p;
     p.q = (const __half *)a->q; p.k = (const __half *)a->k; p.v = (const __half *)a->v;
-    p.o = (__half *)a->o; p.lse = a->lse;
+    p.o = (__half *)a->o; p.lse = a->lse; p.seqlens_k = a->seqlens_k;
     p.Hq = s->Hq; p.Hkv = s->Hkv; p.N = s->N; p.M = s->M; p.causal = s->causal;
     p.g = s->Hq / s->Hkv; p.rows = p.g * s->N; p.n_rg = (p.rows + v.rg - 1) / v.rg;
     p.scale_log2 = s->scale * LOG2E;
+    p.blk = cache.blk;
     sk_plan dp;
     dp.segs = (const int4 *)(ws + L.seg_off);
     dp.cta_info = (const int4 *)(ws + L.cta_off);
@@ -877,9 +814,10 @@ static const char *sk_launch(const attn_args *a, cudaStream_t st, int fused)
     v.kernel<<<pl->n_ctas, SK_THREADS, v.smem, st>>>(p, dp);
     RUNG_LAUNCHED(split_kv_kernel);
     if (!fused && cache.n_split > 0) {
+        /* whole rows when each of the layout's 512 / d lanes has at most one partial */
+        const int whole = cache.max_parts <= 512 / s->d;
         cudaLaunchConfig_t cfg = {};
-        const int slices = cache.max_parts > 4 * SK_COMB_BATCH ? s->d / SK_COMB_SLICE : 1;   /* see combine_kernel */
-        cfg.gridDim = dim3(cache.n_split, min(v.rg, p.rows), slices);
+        cfg.gridDim = dim3(cache.n_split, min(v.rg, p.rows), whole ? 1 : s->d / SK_COMB_SLICE);
         cfg.blockDim = dim3(128);
         cfg.dynamicSmemBytes = sizeof(float) * cache.max_parts;
         cfg.stream = st;
@@ -891,7 +829,7 @@ static const char *sk_launch(const attn_args *a, cudaStream_t st, int fused)
 #ifdef SK_TRACE
         trace_comb = (int)(cfg.gridDim.x * cfg.gridDim.y * cfg.gridDim.z);
 #endif
-        RUNG_CUDA(cudaLaunchKernelEx(&cfg, v.combine, p, dp));
+        RUNG_CUDA(cudaLaunchKernelEx(&cfg, whole ? v.combine_row : v.combine, p, dp));
         RUNG_LAUNCHED(combine_kernel);
     }
     return NULL;
@@ -906,7 +844,7 @@ static void sk_describe_as(const attn_shape *s, const attn_env *env, char *buf, 
     sk_variant v;
     split_plan pl;
     buf[0] = 0;
-    if (!sk_pick(s->d, (s->Hq / s->Hkv) * s->N, env->smem_per_block_optin, &v)) return;
+    if (!sk_pick(s->d, (s->Hq / s->Hkv) * s->N, &v)) return;
     int slots = sk_slots(env, &v);
     if (sk_plan_for(s, env, &v, &pl)) return;
     long total = 0;
@@ -917,7 +855,7 @@ static void sk_describe_as(const attn_shape *s, const attn_env *env, char *buf, 
     const int max_parts = plan_max_parts(&pl);
     const char *merge = max_parts == 0 ? "none" : fused && max_parts <= SK_FUSE_MAX ? "fused" : "kernel";
     snprintf(buf, n, "planner=%s;block=%d;stages=%d;merge=%s;slots=%d;ctas=%d;segments=%d;partials=%d;kv_blocks=%ld;makespan=%ld;ideal=%ld",
-             planner_of(env), sk_block_keys(), v.stages, merge, slots, pl.n_ctas, pl.n_segs, pl.n_parts, total, pl.makespan,
+             planner_of(env), sk_block_keys(), sk_stages(), merge, slots, pl.n_ctas, pl.n_segs, pl.n_parts, total, pl.makespan,
              (total + slots - 1) / slots);
     plan_free(&pl);
 }

@@ -1,0 +1,49 @@
+#!/usr/bin/env bash
+# A/B of rung 06 kernel sources in one run, on one GPU: each source is built into a binary of its
+# own (linked with the rung's other objects), then every binary runs the shapes REPS times,
+# interleaved, so that the ratios come from one run. Other versions of split_kv.cu come from git,
+# e.g. `git show 2529ddf:06_split_kv/split_kv.cu > exp/old.cu` (the GPU machine's copy has no .git).
+#
+#   AB_SRCS="cur=06_split_kv/split_kv.cu old=exp/old.cu old3=exp/old.cu@SPLIT_STAGES=3" tools/ab06.sh
+#
+#   AB_SRCS      name=file[@VAR=value]: a source, and optionally one environment setting for its runs
+#   AB_SWEEP     the shapes (default sweeps/decode.txt); AB_VARIANTS (06 06s); AB_BLOCK (64); REPS (3)
+#   AB_TRACE=1   build with -DSK_TRACE and print each binary's per-CTA trace on every shape instead
+# -> $OUT/ab.csv: the rung's CSV rows, each prefixed with the source's name and the repetition.
+set -u
+cd "$(dirname "$0")/.."
+OUT=${OUT:-build/out}; mkdir -p "$OUT" build/ab
+make -j"$(nproc)" build > build/ab/build.log 2>&1 || { tail -n 30 build/ab/build.log; exit 1; }
+objs=$(ls build/obj/06_split_kv/*.o build/obj/common/*.o | grep -v '/split_kv.o$')
+trace=; [ "${AB_TRACE:-0}" = 1 ] && trace=-DSK_TRACE
+for src in $AB_SRCS; do          # the builds in parallel
+  name=${src%%=*}; file=${src#*=}; file=${file%%@*}
+  ( nvcc -O3 -lineinfo -std=c++17 -gencode=arch=compute_90,code=sm_90 $trace -I06_split_kv -c $file -o build/ab/$name.o \
+     && nvcc -gencode=arch=compute_90,code=sm_90 -o build/ab/$name build/ab/$name.o $objs -lcublas -Xcompiler -fopenmp -lm ) &
+done
+wait
+for src in $AB_SRCS; do [ -x build/ab/${src%%=*} ] || { echo "build ${src%%=*} failed"; exit 1; }; done
+run() {   # name, env setting or "", then the rung's arguments
+  local name=$1 set=$2; shift 2
+  env SPLIT_BLOCK=${AB_BLOCK:-64} $set build/ab/$name "$@"
+}
+out=$OUT/ab.csv
+for rep in $(seq ${REPS:-3}); do
+  for src in $AB_SRCS; do
+    name=${src%%=*}; set=; case $src in *@*) set=${src#*@};; esac
+    for v in ${AB_VARIANTS:-06 06s}; do
+      if [ -n "$trace" ]; then
+        while read -r b hq hkv n m d c; do
+          case $b in ''|\#*) continue;; esac
+          echo "### $name $v B=$b M=$m" >> $OUT/trace.txt
+          run $name "$set" --variant $v --b $b --hq $hq --hkv $hkv --n $n --m $m --d $d --runs 50 --no-check >> $OUT/trace.txt 2>&1
+        done < ${AB_SWEEP:-sweeps/decode.txt}
+        continue
+      fi
+      run $name "$set" --variant $v --sweep ${AB_SWEEP:-sweeps/decode.txt} --csv build/ab/t.csv --quiet --no-check > /dev/null 2>> $OUT/ab.err
+      grep -v '^#' build/ab/t.csv | grep -v '^rung' | sed "s/^/$name,$rep,/" >> $out; rm -f build/ab/t.csv
+    done
+  done
+  [ -n "$trace" ] && break
+done
+[ -f $out ] && awk -F, '{k=$3" "$4"x"$8" "$1; s[k]+=$13*1000; n[k]++} END{for(k in s) printf "%-30s %8.2f\n", k, s[k]/n[k]}' $out | sort -k2,2 -k1,1 -k3,3
