@@ -430,8 +430,9 @@ split_kv_kernel(sk_params p, sk_plan plan)
  * Measured at B = 1, M = 32768 (86 partials): 7.7 us from the wait to the last CTA's exit with the
  * earlier layout (one CTA per row, 4 warps, a partial's weight formed next to its load), 2.4 us
  * with 32-column slices (results/h100-trace06-before.txt, results/h100-trace06.txt). The layout is
- * a template parameter: computed at run time, the lane count cost about 0.25 us per launch
- * (results/h100-ab06.csv). */
+ * a template parameter: a version that computed it at run time took about 0.2 us longer from its
+ * wait to its exit on a shape where both slice the row (results/h100-trace06-ab.txt, B = 1,
+ * M = 4096). */
 #define SK_COMB_CTA ((blockIdx.z * gridDim.y + blockIdx.y) * gridDim.x + blockIdx.x)   /* for the trace */
 #define SK_COMB_BATCH 8
 #define SK_COMB_SLICE 32          /* columns per CTA when a row is sliced */

@@ -12,6 +12,7 @@
 # -> $OUT/ab.csv: the rung's CSV rows, each prefixed with the source's name and the repetition.
 set -u
 cd "$(dirname "$0")/.."
+export ATTN_COMMIT=${COMMIT:-unknown}   # the tree here may have no .git: say which commit this is
 OUT=${OUT:-build/out}; mkdir -p "$OUT" build/ab
 make -j"$(nproc)" build > build/ab/build.log 2>&1 || { tail -n 30 build/ab/build.log; exit 1; }
 objs=$(ls build/obj/06_split_kv/*.o build/obj/common/*.o | grep -v '/split_kv.o$')
