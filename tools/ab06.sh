@@ -4,10 +4,13 @@
 # interleaved, so that the ratios come from one run. Other versions of split_kv.cu come from git,
 # e.g. `git show 2529ddf:06_split_kv/split_kv.cu > exp/old.cu` (the GPU machine's copy has no .git).
 #
-#   AB_SRCS="cur=06_split_kv/split_kv.cu old=exp/old.cu old3=exp/old.cu@SPLIT_STAGES=3" tools/ab06.sh
+#   AB_SRCS="cur=06_split_kv/split_kv.cu old=exp/old.cu cur3=06_split_kv/split_kv.cu@SPLIT_STAGES=3
+#            pf=06_split_kv/split_kv.cu+CP_ASYNC_L2_PREFETCH=256" tools/ab06.sh
 #
-#   AB_SRCS      name=file[@VAR=value]: a source, and optionally one environment setting for its runs
+#   AB_SRCS      name=file[+MACRO=value][@VAR=value]: a source, optionally one macro to build it with
+#                and one environment setting for its runs
 #   AB_SWEEP     the shapes (default sweeps/decode.txt); AB_VARIANTS (06 06s); AB_BLOCK (64); REPS (3)
+#   AB_FLOOR=0   leave out the read floor (00_baseline --read-floor), otherwise run once per repetition
 #   AB_TRACE=1   build with -DSK_TRACE and print each binary's per-CTA trace on every shape instead
 # -> $OUT/ab.csv: the rung's CSV rows, each prefixed with the source's name and the repetition.
 set -u
@@ -17,9 +20,15 @@ OUT=${OUT:-build/out}; mkdir -p "$OUT" build/ab
 make -j"$(nproc)" build > build/ab/build.log 2>&1 || { tail -n 30 build/ab/build.log; exit 1; }
 objs=$(ls build/obj/06_split_kv/*.o build/obj/common/*.o | grep -v '/split_kv.o$')
 trace=; [ "${AB_TRACE:-0}" = 1 ] && trace=-DSK_TRACE
+parse() {   # name=file[+MACRO=value][@VAR=value] -> name, file, def, set
+  name=${1%%=*}; local rest=${1#*=}
+  set=; case $rest in *@*) set=${rest#*@}; rest=${rest%%@*};; esac
+  def=; case $rest in *+*) def=-D${rest#*+}; rest=${rest%%+*};; esac
+  file=$rest
+}
 for src in $AB_SRCS; do          # the builds in parallel
-  name=${src%%=*}; file=${src#*=}; file=${file%%@*}
-  ( nvcc -O3 -lineinfo -std=c++17 -gencode=arch=compute_90,code=sm_90 $trace -I06_split_kv -c $file -o build/ab/$name.o \
+  parse "$src"
+  ( nvcc -O3 -lineinfo -std=c++17 -gencode=arch=compute_90,code=sm_90 $trace $def -I06_split_kv -c $file -o build/ab/$name.o \
      && nvcc -gencode=arch=compute_90,code=sm_90 -o build/ab/$name build/ab/$name.o $objs -lcublas -Xcompiler -fopenmp -lm ) &
 done
 wait
@@ -30,8 +39,12 @@ run() {   # name, env setting or "", then the rung's arguments
 }
 out=$OUT/ab.csv
 for rep in $(seq ${REPS:-3}); do
+  if [ -z "$trace" ] && [ "${AB_FLOOR:-1}" = 1 ]; then   # the read floor of every shape, each repetition
+    build/bin/00_baseline --read-floor --sweep ${AB_SWEEP:-sweeps/decode.txt} --csv build/ab/t.csv --quiet > /dev/null 2>> $OUT/ab.err
+    grep -v '^#' build/ab/t.csv | grep -v '^rung' | sed "s/^/floor,$rep,/" >> $out; rm -f build/ab/t.csv
+  fi
   for src in $AB_SRCS; do
-    name=${src%%=*}; set=; case $src in *@*) set=${src#*@};; esac
+    parse "$src"
     for v in ${AB_VARIANTS:-06 06s}; do
       if [ -n "$trace" ]; then
         while read -r b hq hkv n m d c; do
