@@ -8,7 +8,8 @@
 #   sanitize   compute-sanitizer memcheck, racecheck, synccheck: every rung variant (or SAN_RUNGS), a small
 #              shape with tails (N = 77, M = 131), causal, GQA, plus a varlen decode shape
 #   tune       rung 05's candidate configurations (FA2_CONFIG) on d = 64 and 128 shapes
-#   ladder     make ladder (SWEEPS / RUNGS from the environment) -> results/*.csv
+#   ladder     make ladder (SWEEPS / RUNGS from the environment) -> results/*.csv; with the decode
+#              sweep, rung 06's targets on it (tools/decode_targets.sh) -> logs/targets06.txt
 #   ceilings   just the two ceilings
 #   check06    rung 06's variants on the GPU matrix alone, with both KV block sizes and every planner (quick)
 #   tune06     the decode sweep for 06 and 06s x KV block 64/128 x planner balanced/auto, and
@@ -93,7 +94,12 @@ for step in "$@"; do
       # stop in time for the results to come back (the device call's own limit is 600 s)
       timeout --signal=INT ${LADDER_TIMEOUT:-480} make ladder > $LOG/ladder.log 2>&1; rc=$?
       say "ladder: exit $rc"
-      grep -E "FAIL" $LOG/ladder.log | head -n 20 | tee -a "$summary";;
+      grep -E "FAIL" $LOG/ladder.log | head -n 20 | tee -a "$summary"
+      gpu=$(build/bin/00_baseline --probe | cut -d' ' -f1)
+      if printf '%s\n' ${SWEEPS:-decode} | grep -qx decode && [ -f results/$gpu-decode.csv ]; then
+        tools/decode_targets.sh results/$gpu-decode.csv > $LOG/targets06.txt 2>&1
+        tail -n 2 $LOG/targets06.txt | tee -a "$summary"
+      fi;;
     ceilings)
       build/bin/00_baseline --ceilings | tee -a "$summary";;
     check06)
