@@ -108,7 +108,9 @@ struct sk_smem {
  * combine_weight() (combine.h, the code the CPU test checks against the unsplit softmax); the
  * fixed order gives the same bits whichever CTA merges. Loads go through L2 (__ldcg): other CTAs of this launch wrote the
  * partials, and an SM's L1 does not see other SMs' writes. */
-#define SK_FUSE_MAX 4
+#ifndef SK_FUSE_MAX
+#define SK_FUSE_MAX 4         /* an experiment knob: -DSK_FUSE_MAX=8 (tools/ab06.sh) */
+#endif
 
 template <int D, int RG>
 __device__ __forceinline__ void merge_seq_cta(const sk_params &p, const sk_plan &plan, int seq, int n_rows)
@@ -395,6 +397,22 @@ split_kv_kernel(sk_params p, sk_plan plan)
          * partial through L2. It puts the counter back to 0 for the next launch: no other CTA
          * touches it once it has reached n. */
         if (seg.w >= 0 && plan.fused) {
+#ifdef SK_MERGE_ACQREL
+            /* An experiment (tools/ab06.sh): one acquire-release atomic by thread 0 in place of a
+             * fence in every thread. The barrier orders the CTA's partial stores before it; the
+             * release is cumulative, so it publishes them; if this CTA is the last, the acquire
+             * makes the other CTAs' partials visible, and the second barrier passes that on. */
+            __syncthreads();
+            if (threadIdx.x == 0) {
+                const int n = plan.seq_part[seq + 1] - plan.seq_part[seq];
+                int before;
+                asm volatile("atom.acq_rel.gpu.global.add.s32 %0, [%1], 1;" : "=r"(before) : "l"(plan.seq_count + seq) : "memory");
+                *s_last = before == n - 1;
+                if (*s_last) plan.seq_count[seq] = 0;
+            }
+            __syncthreads();
+            if (*s_last) merge_seq_cta<D, RG>(p, plan, seq, min(RG, p.rows - r0));
+#else
             __threadfence();
             __syncthreads();
             if (threadIdx.x == 0) {
@@ -407,6 +425,7 @@ split_kv_kernel(sk_params p, sk_plan plan)
                 __threadfence();
                 merge_seq_cta<D, RG>(p, plan, seq, min(RG, p.rows - r0));
             }
+#endif
         }
         __syncthreads();                      /* scratch and sQ are rewritten by the next segment */
     }

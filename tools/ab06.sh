@@ -7,9 +7,10 @@
 #   AB_SRCS="cur=06_split_kv/split_kv.cu old=exp/old.cu cur3=06_split_kv/split_kv.cu@SPLIT_STAGES=3
 #            pf=06_split_kv/split_kv.cu+CP_ASYNC_L2_PREFETCH=256" tools/ab06.sh
 #
-#   AB_SRCS      name=file[+MACRO=value][@VAR=value]: a source, optionally one macro to build it with
-#                and one environment setting for its runs
+#   AB_SRCS      name=file[+MACRO[=value]]...[@VAR=value]: a source, optionally macros to build it
+#                with and one environment setting for its runs
 #   AB_SWEEP     the shapes (default sweeps/decode.txt); AB_VARIANTS (06 06s); AB_BLOCK (64); REPS (3)
+#   AB_CHECK=0   skip the GPU matrix (tests/gpu_cases.txt, checked) that every source runs first
 #   AB_FLOOR=0   leave out the read floor (00_baseline --read-floor), otherwise run once per repetition
 #   AB_TRACE=1   build with -DSK_TRACE and print each binary's per-CTA trace on every shape instead
 # -> $OUT/ab.csv: the rung's CSV rows, each prefixed with the source's name and the repetition.
@@ -20,10 +21,10 @@ OUT=${OUT:-build/out}; mkdir -p "$OUT" build/ab
 make -j"$(nproc)" build > build/ab/build.log 2>&1 || { tail -n 30 build/ab/build.log; exit 1; }
 objs=$(ls build/obj/06_split_kv/*.o build/obj/common/*.o | grep -v '/split_kv.o$')
 trace=; [ "${AB_TRACE:-0}" = 1 ] && trace=-DSK_TRACE
-parse() {   # name=file[+MACRO=value][@VAR=value] -> name, file, def, set
+parse() {   # name=file[+MACRO[=value]]...[@VAR=value] -> name, file, def, set
   name=${1%%=*}; local rest=${1#*=}
   set=; case $rest in *@*) set=${rest#*@}; rest=${rest%%@*};; esac
-  def=; case $rest in *+*) def=-D${rest#*+}; rest=${rest%%+*};; esac
+  def=; case $rest in *+*) def=-D$(printf '%s' "${rest#*+}" | sed 's/+/ -D/g'); rest=${rest%%+*};; esac
   file=$rest
 }
 for src in $AB_SRCS; do          # the builds in parallel
@@ -37,6 +38,16 @@ run() {   # name, env setting or "", then the rung's arguments
   local name=$1 set=$2; shift 2
   env SPLIT_BLOCK=${AB_BLOCK:-64} $set build/ab/$name "$@"
 }
+if [ "${AB_CHECK:-1}" = 1 ]; then   # every source on the GPU matrix first, checked against the reference
+  for src in $AB_SRCS; do
+    parse "$src"
+    for v in ${AB_VARIANTS:-06 06s}; do
+      run $name "$set" --variant $v --sweep tests/gpu_cases.txt --no-time --quiet --csv build/ab/c.csv > /dev/null 2>> $OUT/ab.err
+      echo "check $name $v: ok=$(grep -c ',ok,' build/ab/c.csv) fail=$(grep -c ',FAIL' build/ab/c.csv)" | tee -a $OUT/ab-check.txt
+      rm -f build/ab/c.csv
+    done
+  done
+fi
 out=$OUT/ab.csv
 for rep in $(seq ${REPS:-3}); do
   if [ -z "$trace" ] && [ "${AB_FLOOR:-1}" = 1 ]; then   # the read floor of every shape, each repetition
