@@ -477,6 +477,58 @@ combine_kernel(sk_params p, sk_plan plan)
     asm volatile("griddepcontrol.wait;" ::: "memory");
 #endif
     SK_STAMP(sk_trace_comb, SK_COMB_CTA, 1);
+#ifdef SK_COMB_ONLINE
+    /* An experiment (tools/ab06.sh): no block reduction before the sums. Each lane keeps the
+     * online-softmax state of its own partials -- {m, d} and O's running sum, rescaled when m
+     * grows, as in rung 01 -- loading each partial's LSE with its piece of O; then one barrier,
+     * and the lanes' states are merged with the same {m, d} merge. One barrier instead of four,
+     * and no round trip for the LSEs before the first add. */
+    __shared__ md_t lane_md[LANES];
+    md_t st = md_identity();
+    float4 acc = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+    for (int base = 0; base < n; base += LANES * SK_COMB_BATCH) {
+        float4 x[SK_COMB_BATCH];
+        float l[SK_COMB_BATCH];
+#pragma unroll
+        for (int i = 0; i < SK_COMB_BATCH; i++) {
+            const int k = base + pl + i * LANES;
+            if (k < n) {
+                x[i] = __ldcg(reinterpret_cast<const float4 *>(src + k * PSTRIDE));
+                l[i] = __ldcg(lse + (size_t)k * RG);
+            }
+        }
+#pragma unroll
+        for (int i = 0; i < SK_COMB_BATCH; i++) {
+            const int k = base + pl + i * LANES;
+            if (k < n && l[i] != -INFINITY) {
+                const float m_new = fmaxf(st.m, l[i]);
+                const float scale = expf(st.m - m_new), w = expf(l[i] - m_new);   /* exp(-inf) = 0 */
+                st.d = st.d * scale + w;
+                st.m = m_new;
+                acc.x = acc.x * scale + w * x[i].x; acc.y = acc.y * scale + w * x[i].y;
+                acc.z = acc.z * scale + w * x[i].z; acc.w = acc.w * scale + w * x[i].w;
+            }
+        }
+    }
+    red[pl][cg] = acc;
+    if (cg == 0) lane_md[pl] = st;
+    __syncthreads();
+    md_t all = md_identity();
+#pragma unroll
+    for (int q = 0; q < LANES; q++) all = md_merge(all, lane_md[q]);
+    st = all;
+    const size_t row = ((size_t)b * p.Hq + (size_t)kvh * p.g) * p.N + rg * RG + r;
+    if (threadIdx.x < COLS) {
+        const int c = threadIdx.x;
+        float v = 0.0f;
+#pragma unroll
+        for (int q = 0; q < LANES; q++) {
+            const md_t lq = lane_md[q];
+            if (lq.d > 0.0f) v += reinterpret_cast<const float *>(&red[q][c / 4])[c % 4] * expf(lq.m - all.m);
+        }
+        p.o[row * D + c0 + c] = __float2half_rn(all.d > 0.0f ? v / all.d : 0.0f);
+    }
+#else
 
     float4 x[SK_COMB_BATCH];
 #pragma unroll
@@ -522,6 +574,7 @@ combine_kernel(sk_params p, sk_plan plan)
         for (int l = 0; l < LANES; l++) v += reinterpret_cast<const float *>(&red[l][c / 4])[c % 4];
         p.o[row * D + c0 + c] = __float2half_rn(v);
     }
+#endif
     if (blockIdx.z == 0 && threadIdx.x == 0) p.lse[row] = md_lse(st);
     SK_STAMP(sk_trace_comb, SK_COMB_CTA, 2);
 }
