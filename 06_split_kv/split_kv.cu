@@ -480,9 +480,10 @@ combine_kernel(sk_params p, sk_plan plan)
 #ifdef SK_COMB_ONLINE
     /* An experiment (tools/ab06.sh): no block reduction before the sums. Each lane keeps the
      * online-softmax state of its own partials -- {m, d} and O's running sum, rescaled when m
-     * grows, as in rung 01 -- loading each partial's LSE with its piece of O; then one barrier,
-     * and the lanes' states are merged with the same {m, d} merge. One barrier instead of four,
-     * and no round trip for the LSEs before the first add. */
+     * grows, as in rung 01 (combine_online_add, combine.h) -- loading each partial's LSE with its
+     * piece of O; then one barrier, and the lanes' states are merged with the same {m, d} merge
+     * (combine_lane_factor). One barrier instead of four, and no round trip for the LSEs before
+     * the first add. The CPU test checks this math against the unsplit row (tests/test_combine.c). */
     __shared__ md_t lane_md[LANES];
     md_t st = md_identity();
     float4 acc = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
@@ -500,11 +501,9 @@ combine_kernel(sk_params p, sk_plan plan)
 #pragma unroll
         for (int i = 0; i < SK_COMB_BATCH; i++) {
             const int k = base + pl + i * LANES;
-            if (k < n && l[i] != -INFINITY) {
-                const float m_new = fmaxf(st.m, l[i]);
-                const float scale = expf(st.m - m_new), w = expf(l[i] - m_new);   /* exp(-inf) = 0 */
-                st.d = st.d * scale + w;
-                st.m = m_new;
+            if (k < n) {
+                float w;
+                const float scale = combine_online_add(&st, l[i], &w);   /* combine.h */
                 acc.x = acc.x * scale + w * x[i].x; acc.y = acc.y * scale + w * x[i].y;
                 acc.z = acc.z * scale + w * x[i].z; acc.w = acc.w * scale + w * x[i].w;
             }
@@ -522,11 +521,9 @@ combine_kernel(sk_params p, sk_plan plan)
         const int c = threadIdx.x;
         float v = 0.0f;
 #pragma unroll
-        for (int q = 0; q < LANES; q++) {
-            const md_t lq = lane_md[q];
-            if (lq.d > 0.0f) v += reinterpret_cast<const float *>(&red[q][c / 4])[c % 4] * expf(lq.m - all.m);
-        }
-        p.o[row * D + c0 + c] = __float2half_rn(all.d > 0.0f ? v / all.d : 0.0f);
+        for (int q = 0; q < LANES; q++)
+            v += reinterpret_cast<const float *>(&red[q][c / 4])[c % 4] * combine_lane_factor(lane_md[q], all);
+        p.o[row * D + c0 + c] = __float2half_rn(v);
     }
 #else
 
