@@ -56,6 +56,10 @@ typedef struct sk_plan {
     int fused;                /* 1: the last CTA of a sequence merges it; 0: the combine kernel does */
     float *part_o;            /* [n_parts][RG][d], normalized by its own l */
     float *part_lse;          /* [n_parts][RG] */
+#ifdef SK_CLUSTER
+    int cluster;              /* > 0: the launch is in clusters of this many CTAs, one sequence each
+                                 (see cluster_merge) */
+#endif
 } sk_plan;
 
 typedef struct sk_params {
@@ -98,6 +102,9 @@ struct sk_smem {
     static constexpr size_t ml = (size_t)2 * SK_WARPS * RG * 4;
     static constexpr size_t bytes = q + STAGES * stage + ml + 16;   /* + the fused merge's flag */
     static_assert((size_t)SK_WARPS * RG * (D + 8) * 4 <= STAGES * stage, "scratch fits in the stages");
+#ifdef SK_CLUSTER
+    static_assert(((size_t)SK_WARPS * RG * (D + 8) + (size_t)RG * D) * 4 <= STAGES * stage, "and the cluster merge's O after it");
+#endif
 };
 
 /* The fused merge of one split sequence with at most SK_FUSE_MAX partials, by the CTA that wrote
@@ -155,6 +162,86 @@ __device__ __forceinline__ void merge_seq_cta(const sk_params &p, const sk_plan 
         }
     }
 }
+
+#ifdef SK_CLUSTER
+/* An experiment (tools/ab06.sh; sm_90): the CTAs of one sequence run as one thread-block cluster
+ * and merge their partials through distributed shared memory, so no partial goes to global memory
+ * and no CTA waits on another's writes through L2. Each CTA leaves its normalized O (float32) and
+ * its rows' LSEs in its own shared memory; after a cluster barrier, CTA q of the C merges the
+ * q-th share of the (row, 4 columns) pairs, reading the C CTAs' pieces with ld.shared::cluster,
+ * with combine_weight (combine.h); a second barrier keeps every CTA's shared memory alive until
+ * all have read it. */
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 900
+#error "SK_CLUSTER needs sm_90 (thread-block clusters): build it for sm_90 only"
+#endif
+__device__ __forceinline__ uint32_t cluster_rank(void)
+{
+    uint32_t r;
+    asm volatile("mov.u32 %0, %%cluster_ctarank;" : "=r"(r));
+    return r;
+}
+__device__ __forceinline__ void cluster_barrier(void)
+{
+    asm volatile("barrier.cluster.arrive.release.aligned;\n\tbarrier.cluster.wait.acquire.aligned;" ::: "memory");
+}
+__device__ __forceinline__ uint32_t cluster_addr(const void *p, uint32_t rank)   /* rank's copy of p */
+{
+    uint32_t r;
+    asm volatile("mapa.shared::cluster.u32 %0, %1, %2;" : "=r"(r) : "r"(smem_addr(p)), "r"(rank));
+    return r;
+}
+__device__ __forceinline__ float ld_cluster(uint32_t a)
+{
+    float v;
+    asm volatile("ld.shared::cluster.f32 %0, [%1];" : "=f"(v) : "r"(a) : "memory");
+    return v;
+}
+__device__ __forceinline__ float4 ld_cluster4(uint32_t a)
+{
+    float4 v;
+    asm volatile("ld.shared::cluster.v4.f32 {%0, %1, %2, %3}, [%4];" : "=f"(v.x), "=f"(v.y), "=f"(v.z), "=f"(v.w) : "r"(a) : "memory");
+    return v;
+}
+#define SK_CLUSTER_MAX 8
+
+/* sO: this CTA's normalized O, [RG][D] float32; sLse: its rows' LSEs. Called by every thread. */
+template <int D>
+__device__ __forceinline__ void cluster_merge(const sk_params &p, int C, const float *sO, const float *sLse,
+                                              size_t q_row0, int n_rows)
+{
+    constexpr int CG = D / 4;
+    cluster_barrier();                                  /* every CTA's sO and sLse are written */
+    const int q = (int)cluster_rank();
+    for (int e = q * SK_THREADS + threadIdx.x; e < n_rows * CG; e += C * SK_THREADS) {
+        const int r = e / CG, c = (e % CG) * 4;
+        float l[SK_CLUSTER_MAX];
+        float4 x[SK_CLUSTER_MAX];
+        md_t st = md_identity();
+#pragma unroll
+        for (int j = 0; j < SK_CLUSTER_MAX; j++)
+            if (j < C) {
+                l[j] = ld_cluster(cluster_addr(sLse + r, j));
+                x[j] = ld_cluster4(cluster_addr(sO + r * D + c, j));
+            }
+#pragma unroll
+        for (int j = 0; j < SK_CLUSTER_MAX; j++)
+            if (j < C) st = md_merge(st, md_of(l[j]));   /* the LSEs' {m, d} (md.h), unrolled */
+        const float L = md_lse(st);
+        float4 acc = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+#pragma unroll
+        for (int j = 0; j < SK_CLUSTER_MAX; j++)
+            if (j < C) {
+                const float w = combine_weight(l[j], st);
+                acc.x += w * x[j].x; acc.y += w * x[j].y; acc.z += w * x[j].z; acc.w += w * x[j].w;
+            }
+        __half2 *dst = reinterpret_cast<__half2 *>(p.o + (q_row0 + r) * D + c);
+        dst[0] = __floats2half2_rn(acc.x, acc.y);
+        dst[1] = __floats2half2_rn(acc.z, acc.w);
+        if (c == 0) p.lse[q_row0 + r] = L;
+    }
+    cluster_barrier();                                  /* no CTA leaves while others read it */
+}
+#endif
 
 template <int D, int MT, int STAGES>
 __global__ void __launch_bounds__(SK_THREADS)
@@ -364,6 +451,10 @@ split_kv_kernel(sk_params p, sk_plan plan)
 #pragma unroll
             for (int w = 0; w < SK_WARPS; w++) sM[w * RG + r] = f[w] * inv;
             const float lse = l > 0.0f ? (m + log2f(l)) * LN2 : -INFINITY;
+#ifdef SK_CLUSTER
+            if (plan.cluster) sL[r] = lse;                /* this thread has read row r's sL */
+            else
+#endif
             if (seg.w < 0) p.lse[q_row0 + r] = lse;
             else plan.part_lse[(size_t)seg.w * RG + r] = lse;
         }
@@ -382,6 +473,10 @@ split_kv_kernel(sk_params p, sk_plan plan)
                     const float f = sM[w * RG + r];
                     acc.x += f * x[w].x; acc.y += f * x[w].y; acc.z += f * x[w].z; acc.w += f * x[w].w;
                 }
+#ifdef SK_CLUSTER
+                if (plan.cluster) *reinterpret_cast<float4 *>(scratch + (size_t)SK_WARPS * RG * SD + r * D + c) = acc;
+                else
+#endif
                 if (seg.w < 0) {
                     __half2 *dst = reinterpret_cast<__half2 *>(p.o + (q_row0 + r) * D + c);
                     dst[0] = __floats2half2_rn(acc.x, acc.y);
@@ -396,6 +491,9 @@ split_kv_kernel(sk_params p, sk_plan plan)
          * thread 0 counts this partial in; the CTA that brings the count to n then reads every
          * partial through L2. It puts the counter back to 0 for the next launch: no other CTA
          * touches it once it has reached n. */
+#ifdef SK_CLUSTER
+        if (plan.cluster) cluster_merge<D>(p, plan.cluster, scratch + (size_t)SK_WARPS * RG * SD, sL, q_row0, n_rows);
+#endif
         if (seg.w >= 0 && plan.fused) {
 #ifdef SK_MERGE_ACQREL
             /* An experiment (tools/ab06.sh): one acquire-release atomic by thread 0 in place of a
@@ -802,6 +900,26 @@ static void sk_trace_print(void)
 }
 #endif
 
+#ifdef SK_CLUSTER
+/* The cluster size for the SK_CLUSTER experiment, or 0: the plan must give every sequence the same
+ * number C (2..SK_CLUSTER_MAX) of one-segment CTAs, consecutive from a multiple of C, so that each
+ * cluster of C consecutive CTAs is exactly one sequence's partials. fa's and greedy's plans of a
+ * uniform batch are like that; others run as before. */
+static int sk_cluster_size(const split_plan *pl, int cc_major)
+{
+    if (cc_major < 9 || pl->n_ctas < 1 || pl->n_segs != pl->n_ctas) return 0;
+    const int C = pl->seq_part[pl->segs[0].seq + 1] - pl->seq_part[pl->segs[0].seq];
+    if (C < 2 || C > SK_CLUSTER_MAX || pl->n_ctas % C) return 0;
+    for (int c = 0; c < pl->n_ctas; c++) {
+        if (pl->cta_seg[c] != c) return 0;                     /* one segment per CTA */
+        const int q = pl->segs[c].seq;
+        if (pl->seq_part[q + 1] - pl->seq_part[q] != C || q != pl->segs[c - c % C].seq) return 0;
+        if (c % C && pl->segs[c - 1].seq != q) return 0;
+    }
+    return C;
+}
+#endif
+
 static const char *sk_launch(const attn_args *a, cudaStream_t st, int fused)
 {
     const attn_shape *s = &a->shape;
@@ -872,14 +990,38 @@ static const char *sk_launch(const attn_args *a, cudaStream_t st, int fused)
     dp.part_o = (float *)(ws + L.o_off);
     dp.seq_count = (int *)(ws + L.cnt_off);
     /* Fused only while every sequence has few partials: one CTA merging many would be slow. */
+    const int variant_fused = fused;   /* 06 (1) or 06s (0) */
+    (void)variant_fused;
     fused = fused && cache.max_parts <= SK_FUSE_MAX;
     dp.fused = fused;
+#ifdef SK_CLUSTER
+    /* variant 06 only: its partials merge in the cluster, neither fused nor by the combine kernel */
+    dp.cluster = variant_fused ? sk_cluster_size(pl, a->env.cc_major) : 0;
+    if (dp.cluster) dp.fused = fused = 0;
+#endif
 
 #ifdef SK_TRACE
     static int registered;
     if (!registered) { atexit(sk_trace_print); registered = 1; }
     trace_ctas = pl->n_ctas;
     trace_comb = 0;
+#endif
+#ifdef SK_CLUSTER
+    if (dp.cluster) {
+        cudaLaunchConfig_t cc = {};
+        cc.gridDim = dim3(pl->n_ctas);
+        cc.blockDim = dim3(SK_THREADS);
+        cc.dynamicSmemBytes = v.smem;
+        cc.stream = st;
+        cudaLaunchAttribute ca = {};
+        ca.id = cudaLaunchAttributeClusterDimension;
+        ca.val.clusterDim.x = dp.cluster; ca.val.clusterDim.y = 1; ca.val.clusterDim.z = 1;
+        cc.attrs = &ca;
+        cc.numAttrs = 1;
+        RUNG_CUDA(cudaLaunchKernelEx(&cc, v.kernel, p, dp));
+        RUNG_LAUNCHED(split_kv_kernel);
+        return NULL;
+    }
 #endif
     v.kernel<<<pl->n_ctas, SK_THREADS, v.smem, st>>>(p, dp);
     RUNG_LAUNCHED(split_kv_kernel);

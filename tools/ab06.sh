@@ -10,7 +10,8 @@
 #   AB_SRCS      name=file[+MACRO[=value]]...[@VAR=value]: a source, optionally macros to build it
 #                with and one environment setting for its runs
 #   AB_SWEEP     the shapes (default sweeps/decode.txt); AB_VARIANTS (06 06s); AB_BLOCK (64); REPS (3)
-#   AB_CHECK=0   skip the GPU matrix (tests/gpu_cases.txt, checked) that every source runs first
+#   AB_CHECK=0   skip the checked runs every source makes first (tests/gpu_cases.txt and the sweep's
+#                shapes up to B x M = 131072)
 #   AB_FLOOR=0   leave out the read floor (00_baseline --read-floor), otherwise run once per repetition
 #   AB_TRACE=1   build with -DSK_TRACE and print each binary's per-CTA trace on every shape instead
 # -> $OUT/ab.csv: the rung's CSV rows, each prefixed with the source's name and the repetition.
@@ -38,11 +39,15 @@ run() {   # name, env setting or "", then the rung's arguments
   local name=$1 set=$2; shift 2
   env SPLIT_BLOCK=${AB_BLOCK:-64} $set build/ab/$name "$@"
 }
-if [ "${AB_CHECK:-1}" = 1 ]; then   # every source on the GPU matrix first, checked against the reference
+if [ "${AB_CHECK:-1}" = 1 ]; then   # every source checked against the reference first: the GPU
+  # matrix, and the sweep's shapes up to B x M = 131072 (the larger ones take long on the CPU)
+  awk '!/^#/ && NF >= 7 && $1 * $5 <= 131072' ${AB_SWEEP:-sweeps/decode.txt} > build/ab/check-sweep.txt
   for src in $AB_SRCS; do
     parse "$src"
     for v in ${AB_VARIANTS:-06 06s}; do
-      run $name "$set" --variant $v --sweep tests/gpu_cases.txt --no-time --quiet --csv build/ab/c.csv > /dev/null 2>> $OUT/ab.err
+      for cases in tests/gpu_cases.txt build/ab/check-sweep.txt; do
+        run $name "$set" --variant $v --sweep $cases --no-time --quiet --csv build/ab/c.csv > /dev/null 2>> $OUT/ab.err
+      done
       echo "check $name $v: ok=$(grep -c ',ok,' build/ab/c.csv) fail=$(grep -c ',FAIL' build/ab/c.csv)" | tee -a $OUT/ab-check.txt
       rm -f build/ab/c.csv
     done
