@@ -169,7 +169,7 @@ __device__ __forceinline__ void merge_seq_cta(const sk_params &p, const sk_plan 
  * and no CTA waits on another's writes through L2. Each CTA leaves its normalized O (float32) and
  * its rows' LSEs in its own shared memory; after a cluster barrier, CTA q of the C merges the
  * q-th share of the (row, 4 columns) pairs, reading the C CTAs' pieces with ld.shared::cluster,
- * with combine_weight (combine.h); a second barrier keeps every CTA's shared memory alive until
+ * with the fused merge's arithmetic; a second barrier keeps every CTA's shared memory alive until
  * all have read it. */
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 900
 #error "SK_CLUSTER needs sm_90 (thread-block clusters): build it for sm_90 only"
@@ -216,17 +216,16 @@ __device__ __forceinline__ void cluster_merge(const sk_params &p, int C, const f
         const int r = e / CG, c = (e % CG) * 4;
         float l[SK_CLUSTER_MAX];
         float4 x[SK_CLUSTER_MAX];
-        md_t st = md_identity();
 #pragma unroll
         for (int j = 0; j < SK_CLUSTER_MAX; j++)
             if (j < C) {
                 l[j] = ld_cluster(cluster_addr(sLse + r, j));
                 x[j] = ld_cluster4(cluster_addr(sO + r * D + c, j));
             }
+        md_t st = md_identity();              /* from here as in merge_seq_cta */
 #pragma unroll
         for (int j = 0; j < SK_CLUSTER_MAX; j++)
-            if (j < C) st = md_merge(st, md_of(l[j]));   /* the LSEs' {m, d} (md.h), unrolled */
-        const float L = md_lse(st);
+            if (j < C) st = md_merge(st, md_of(l[j]));
         float4 acc = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
 #pragma unroll
         for (int j = 0; j < SK_CLUSTER_MAX; j++)
@@ -237,7 +236,7 @@ __device__ __forceinline__ void cluster_merge(const sk_params &p, int C, const f
         __half2 *dst = reinterpret_cast<__half2 *>(p.o + (q_row0 + r) * D + c);
         dst[0] = __floats2half2_rn(acc.x, acc.y);
         dst[1] = __floats2half2_rn(acc.z, acc.w);
-        if (c == 0) p.lse[q_row0 + r] = L;
+        if (c == 0) p.lse[q_row0 + r] = md_lse(st);
     }
     cluster_barrier();                                  /* no CTA leaves while others read it */
 }
@@ -989,16 +988,14 @@ static const char *sk_launch(const attn_args *a, cudaStream_t st, int fused)
     dp.part_lse = (float *)(ws + L.lse_off);
     dp.part_o = (float *)(ws + L.o_off);
     dp.seq_count = (int *)(ws + L.cnt_off);
-    /* Fused only while every sequence has few partials: one CTA merging many would be slow. */
-    const int variant_fused = fused;   /* 06 (1) or 06s (0) */
-    (void)variant_fused;
-    fused = fused && cache.max_parts <= SK_FUSE_MAX;
-    dp.fused = fused;
 #ifdef SK_CLUSTER
     /* variant 06 only: its partials merge in the cluster, neither fused nor by the combine kernel */
-    dp.cluster = variant_fused ? sk_cluster_size(pl, a->env.cc_major) : 0;
-    if (dp.cluster) dp.fused = fused = 0;
+    dp.cluster = fused ? sk_cluster_size(pl, a->env.cc_major) : 0;
+    if (dp.cluster) fused = 0;
 #endif
+    /* Fused only while every sequence has few partials: one CTA merging many would be slow. */
+    fused = fused && cache.max_parts <= SK_FUSE_MAX;
+    dp.fused = fused;
 
 #ifdef SK_TRACE
     static int registered;
