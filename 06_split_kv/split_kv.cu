@@ -17,9 +17,12 @@
  *     segment through shared memory with the {m, d} merge.
  *   - A four-stage cp.async pipeline keeps about 96 KB of K/V in flight per SM (d = 128).
  *   - A sequence covered by one segment writes O and LSE directly; otherwise each segment writes a
- *     float32 partial O (normalized) and its LSE. With at most SK_FUSE_MAX partials per sequence
- *     the CTA that writes the last one merges them (variant 06); otherwise, and always in variant
- *     06s, the combine kernel does, launched as a programmatic dependent on sm_90.
+ *     float32 partial O (normalized) and its LSE. Variant 06 on sm_90, when every sequence has the
+ *     same 2..8 one-segment CTAs and all of them fit on the GPU at once, launches each sequence's
+ *     CTAs as one thread-block cluster that merges through distributed shared memory (no partials
+ *     in global memory). Otherwise, with at most SK_FUSE_MAX partials per sequence, the CTA that
+ *     writes the last one merges them (variant 06); otherwise, and always in variant 06s, the
+ *     combine kernel does, launched as a programmatic dependent on sm_90.
  *
  * Grid: one CTA per plan entry; block: 4 warps. Shared memory: Q tile RG x d (RG = 16 or 32
  * packed rows), STAGES x (K tile 64 x d + V tile 64 x d), all XOR-swizzled (common/tiles.cuh);
@@ -56,10 +59,8 @@ typedef struct sk_plan {
     int fused;                /* 1: the last CTA of a sequence merges it; 0: the combine kernel does */
     float *part_o;            /* [n_parts][RG][d], normalized by its own l */
     float *part_lse;          /* [n_parts][RG] */
-#ifdef SK_CLUSTER
-    int cluster;              /* > 0: the launch is in clusters of this many CTAs, one sequence each
-                                 (see cluster_merge) */
-#endif
+    int cluster;              /* > 0: the launch is in clusters of this many CTAs, one sequence each,
+                                 merged in the cluster (see cluster_merge); sm_90 only */
 } sk_plan;
 
 typedef struct sk_params {
@@ -102,9 +103,7 @@ struct sk_smem {
     static constexpr size_t ml = (size_t)2 * SK_WARPS * RG * 4;
     static constexpr size_t bytes = q + STAGES * stage + ml + 16;   /* + the fused merge's flag */
     static_assert((size_t)SK_WARPS * RG * (D + 8) * 4 <= STAGES * stage, "scratch fits in the stages");
-#ifdef SK_CLUSTER
     static_assert(((size_t)SK_WARPS * RG * (D + 8) + (size_t)RG * D) * 4 <= STAGES * stage, "and the cluster merge's O after it");
-#endif
 };
 
 /* The fused merge of one split sequence with at most SK_FUSE_MAX partials, by the CTA that wrote
@@ -118,6 +117,30 @@ struct sk_smem {
 #ifndef SK_FUSE_MAX
 #define SK_FUSE_MAX 4         /* an experiment knob: -DSK_FUSE_MAX=8 (tools/ab06.sh) */
 #endif
+
+/* One (row, 4 columns) pair of a split sequence: merges its n <= NMAX partial LSEs l and pieces x
+ * of O in the order k = 0, 1, ...: their {m, d}, then the weights combine_weight() (combine.h, the
+ * code the CPU test checks against the unsplit softmax). Writes the 4 halves at dst and, when
+ * lse_out is not NULL, the row's LSE. */
+template <int NMAX>
+__device__ __forceinline__ void merge_pair(const float *l, const float4 *x, int n, __half *dst, float *lse_out)
+{
+    md_t st = md_identity();
+#pragma unroll
+    for (int k = 0; k < NMAX; k++)
+        if (k < n) st = md_merge(st, md_of(l[k]));
+    float4 acc = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+#pragma unroll
+    for (int k = 0; k < NMAX; k++)
+        if (k < n) {
+            const float w = combine_weight(l[k], st);
+            acc.x += w * x[k].x; acc.y += w * x[k].y; acc.z += w * x[k].z; acc.w += w * x[k].w;
+        }
+    __half2 *d2 = reinterpret_cast<__half2 *>(dst);
+    d2[0] = __floats2half2_rn(acc.x, acc.y);
+    d2[1] = __floats2half2_rn(acc.z, acc.w);
+    if (lse_out) *lse_out = md_lse(st);
+}
 
 template <int D, int RG>
 __device__ __forceinline__ void merge_seq_cta(const sk_params &p, const sk_plan &plan, int seq, int n_rows)
@@ -143,66 +166,53 @@ __device__ __forceinline__ void merge_seq_cta(const sk_params &p, const sk_plan 
 #pragma unroll
         for (int i = 0; i < PAIRS; i++) {
             const int e = base + i * SK_THREADS + threadIdx.x, r = e / CG, c = (e % CG) * 4;
-            if (r >= n_rows) continue;
-            md_t st = md_identity();
-#pragma unroll
-            for (int k = 0; k < SK_FUSE_MAX; k++)
-                if (k < n) st = md_merge(st, md_of(lse[i][k]));
-            float4 acc = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
-#pragma unroll
-            for (int k = 0; k < SK_FUSE_MAX; k++)
-                if (k < n) {
-                    const float w = combine_weight(lse[i][k], st);
-                    acc.x += w * x[i][k].x; acc.y += w * x[i][k].y; acc.z += w * x[i][k].z; acc.w += w * x[i][k].w;
-                }
-            __half2 *dst = reinterpret_cast<__half2 *>(p.o + (row0 + r) * D + c);
-            dst[0] = __floats2half2_rn(acc.x, acc.y);
-            dst[1] = __floats2half2_rn(acc.z, acc.w);
-            if (c == 0) p.lse[row0 + r] = md_lse(st);
+            if (r < n_rows) merge_pair<SK_FUSE_MAX>(lse[i], x[i], n, p.o + (row0 + r) * D + c, c == 0 ? p.lse + row0 + r : NULL);
         }
     }
 }
 
-#ifdef SK_CLUSTER
-/* An experiment (tools/ab06.sh; sm_90): the CTAs of one sequence run as one thread-block cluster
- * and merge their partials through distributed shared memory, so no partial goes to global memory
- * and no CTA waits on another's writes through L2. Each CTA leaves its normalized O (float32) and
- * its rows' LSEs in its own shared memory; after a cluster barrier, CTA q of the C merges the
- * q-th share of the (row, 4 columns) pairs, reading the C CTAs' pieces with ld.shared::cluster,
- * with the fused merge's arithmetic; a second barrier keeps every CTA's shared memory alive until
- * all have read it. */
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 900
-#error "SK_CLUSTER needs sm_90 (thread-block clusters): build it for sm_90 only"
+/* The cluster merge (variant 06 on sm_90, when the plan allows it: see sk_cluster_for). The CTAs
+ * of one sequence run as one thread-block cluster and merge their partials through distributed
+ * shared memory: no partial goes to global memory, no CTA waits on another's writes through L2,
+ * and no counter decides who merges. Each CTA leaves its normalized O (float32) and its rows' LSEs
+ * in its own shared memory; after a cluster barrier, CTA q of the C merges the q-th share of the
+ * (row, 4 columns) pairs, reading the C CTAs' pieces with ld.shared::cluster, with the fused
+ * merge's arithmetic (merge_pair); a second barrier keeps every CTA's shared memory alive until
+ * all have read it. On sm_80 the host never asks for it and these compile to a trap. */
+#define SK_CLUSTER_MAX 8
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+#define SK_ASM_SM90(...) asm volatile(__VA_ARGS__)
+#else
+#define SK_ASM_SM90(...) __trap()
 #endif
 __device__ __forceinline__ uint32_t cluster_rank(void)
 {
-    uint32_t r;
-    asm volatile("mov.u32 %0, %%cluster_ctarank;" : "=r"(r));
+    uint32_t r = 0;
+    SK_ASM_SM90("mov.u32 %0, %%cluster_ctarank;" : "=r"(r));
     return r;
 }
 __device__ __forceinline__ void cluster_barrier(void)
 {
-    asm volatile("barrier.cluster.arrive.release.aligned;\n\tbarrier.cluster.wait.acquire.aligned;" ::: "memory");
+    SK_ASM_SM90("barrier.cluster.arrive.release.aligned;\n\tbarrier.cluster.wait.acquire.aligned;" ::: "memory");
 }
 __device__ __forceinline__ uint32_t cluster_addr(const void *p, uint32_t rank)   /* rank's copy of p */
 {
-    uint32_t r;
-    asm volatile("mapa.shared::cluster.u32 %0, %1, %2;" : "=r"(r) : "r"(smem_addr(p)), "r"(rank));
+    uint32_t r = 0;
+    SK_ASM_SM90("mapa.shared::cluster.u32 %0, %1, %2;" : "=r"(r) : "r"(smem_addr(p)), "r"(rank));
     return r;
 }
 __device__ __forceinline__ float ld_cluster(uint32_t a)
 {
-    float v;
-    asm volatile("ld.shared::cluster.f32 %0, [%1];" : "=f"(v) : "r"(a) : "memory");
+    float v = 0.0f;
+    SK_ASM_SM90("ld.shared::cluster.f32 %0, [%1];" : "=f"(v) : "r"(a) : "memory");
     return v;
 }
 __device__ __forceinline__ float4 ld_cluster4(uint32_t a)
 {
-    float4 v;
-    asm volatile("ld.shared::cluster.v4.f32 {%0, %1, %2, %3}, [%4];" : "=f"(v.x), "=f"(v.y), "=f"(v.z), "=f"(v.w) : "r"(a) : "memory");
+    float4 v = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+    SK_ASM_SM90("ld.shared::cluster.v4.f32 {%0, %1, %2, %3}, [%4];" : "=f"(v.x), "=f"(v.y), "=f"(v.z), "=f"(v.w) : "r"(a) : "memory");
     return v;
 }
-#define SK_CLUSTER_MAX 8
 
 /* sO: this CTA's normalized O, [RG][D] float32; sLse: its rows' LSEs. Called by every thread. */
 template <int D>
@@ -222,25 +232,10 @@ __device__ __forceinline__ void cluster_merge(const sk_params &p, int C, const f
                 l[j] = ld_cluster(cluster_addr(sLse + r, j));
                 x[j] = ld_cluster4(cluster_addr(sO + r * D + c, j));
             }
-        md_t st = md_identity();              /* from here as in merge_seq_cta */
-#pragma unroll
-        for (int j = 0; j < SK_CLUSTER_MAX; j++)
-            if (j < C) st = md_merge(st, md_of(l[j]));
-        float4 acc = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
-#pragma unroll
-        for (int j = 0; j < SK_CLUSTER_MAX; j++)
-            if (j < C) {
-                const float w = combine_weight(l[j], st);
-                acc.x += w * x[j].x; acc.y += w * x[j].y; acc.z += w * x[j].z; acc.w += w * x[j].w;
-            }
-        __half2 *dst = reinterpret_cast<__half2 *>(p.o + (q_row0 + r) * D + c);
-        dst[0] = __floats2half2_rn(acc.x, acc.y);
-        dst[1] = __floats2half2_rn(acc.z, acc.w);
-        if (c == 0) p.lse[q_row0 + r] = md_lse(st);
+        merge_pair<SK_CLUSTER_MAX>(l, x, C, p.o + (q_row0 + r) * D + c, c == 0 ? p.lse + q_row0 + r : NULL);
     }
     cluster_barrier();                                  /* no CTA leaves while others read it */
 }
-#endif
 
 template <int D, int MT, int STAGES>
 __global__ void __launch_bounds__(SK_THREADS)
@@ -450,10 +445,8 @@ split_kv_kernel(sk_params p, sk_plan plan)
 #pragma unroll
             for (int w = 0; w < SK_WARPS; w++) sM[w * RG + r] = f[w] * inv;
             const float lse = l > 0.0f ? (m + log2f(l)) * LN2 : -INFINITY;
-#ifdef SK_CLUSTER
             if (plan.cluster) sL[r] = lse;                /* this thread has read row r's sL */
             else
-#endif
             if (seg.w < 0) p.lse[q_row0 + r] = lse;
             else plan.part_lse[(size_t)seg.w * RG + r] = lse;
         }
@@ -472,10 +465,8 @@ split_kv_kernel(sk_params p, sk_plan plan)
                     const float f = sM[w * RG + r];
                     acc.x += f * x[w].x; acc.y += f * x[w].y; acc.z += f * x[w].z; acc.w += f * x[w].w;
                 }
-#ifdef SK_CLUSTER
                 if (plan.cluster) *reinterpret_cast<float4 *>(scratch + (size_t)SK_WARPS * RG * SD + r * D + c) = acc;
                 else
-#endif
                 if (seg.w < 0) {
                     __half2 *dst = reinterpret_cast<__half2 *>(p.o + (q_row0 + r) * D + c);
                     dst[0] = __floats2half2_rn(acc.x, acc.y);
@@ -485,14 +476,13 @@ split_kv_kernel(sk_params p, sk_plan plan)
                 }
             }
         }
+        /* Cluster merge: the sequence's C CTAs merge it together through shared memory. */
+        if (plan.cluster) cluster_merge<D>(p, plan.cluster, scratch + (size_t)SK_WARPS * RG * SD, sL, q_row0, n_rows);
         /* Fused merge: the CTA that writes a sequence's last partial merges them all, so no
          * second launch. Each thread's partial stores are made visible device-wide (fence) before
          * thread 0 counts this partial in; the CTA that brings the count to n then reads every
          * partial through L2. It puts the counter back to 0 for the next launch: no other CTA
          * touches it once it has reached n. */
-#ifdef SK_CLUSTER
-        if (plan.cluster) cluster_merge<D>(p, plan.cluster, scratch + (size_t)SK_WARPS * RG * SD, sL, q_row0, n_rows);
-#endif
         if (seg.w >= 0 && plan.fused) {
 #ifdef SK_MERGE_ACQREL
             /* An experiment (tools/ab06.sh): one acquire-release atomic by thread 0 in place of a
@@ -686,6 +676,13 @@ typedef struct sk_variant {
     int rg;
 } sk_variant;
 
+/* The cluster merge (sk_cluster_for) is on unless SPLIT_CLUSTER=0 (for A/B runs). */
+static int sk_cluster_on(void)
+{
+    const char *e = getenv("SPLIT_CLUSTER");
+    return !(e && atoi(e) == 0);
+}
+
 /* Pipeline depth: SK_STAGES, or SPLIT_STAGES=3 from the environment (an experiment: 101 KB of
  * shared memory at d = 128, so two CTAs share an SM). */
 static int sk_stages(void)
@@ -836,6 +833,7 @@ typedef struct sk_cache {
     split_plan plan;
     int4 *segs, *cta_info;
     int *split_seqs, n_split, max_parts;
+    int cluster, cluster_on;       /* sk_cluster_for's answer; SPLIT_CLUSTER when it was asked */
     int valid;
 } sk_cache;
 static sk_cache cache;
@@ -845,7 +843,8 @@ static int cache_hit(const attn_args *a, const char *planner)
     const attn_shape *s = &a->shape;
     if (!cache.valid || cache.workspace != a->workspace || strcmp(cache.planner, planner) ||
         cache.B != s->B || cache.Hq != s->Hq || cache.Hkv != s->Hkv || cache.N != s->N ||
-        cache.M != s->M || cache.d != s->d || cache.sms != a->env.sm_count || cache.blk != sk_block_keys() || cache.stages != sk_stages())
+        cache.M != s->M || cache.d != s->d || cache.sms != a->env.sm_count || cache.blk != sk_block_keys() || cache.stages != sk_stages() ||
+        cache.cluster_on != sk_cluster_on())
         return 0;
     for (int b = 0; b < s->B; b++)
         if (cache.seqlens[b] != attn_kv_len(s, b)) return 0;
@@ -899,14 +898,17 @@ static void sk_trace_print(void)
 }
 #endif
 
-#ifdef SK_CLUSTER
-/* The cluster size for the SK_CLUSTER experiment, or 0: the plan must give every sequence the same
+/* The cluster size for variant 06's cluster merge, or 0. The plan must give every sequence the same
  * number C (2..SK_CLUSTER_MAX) of one-segment CTAs, consecutive from a multiple of C, so that each
- * cluster of C consecutive CTAs is exactly one sequence's partials. fa's and greedy's plans of a
- * uniform batch are like that; others run as before. */
-static int sk_cluster_size(const split_plan *pl, int cc_major)
+ * cluster of C consecutive CTAs is exactly one sequence's partials: fa's and greedy's plans of a
+ * uniform batch are like that. And all the clusters must be resident at once: a cluster's CTAs
+ * must share a GPC, and H100's GPCs do not all hold the same number of 4-CTA clusters, so at
+ * B = 32, M = 4096 (32 clusters of 4) one cluster waited for a second wave and the launch took
+ * 39.0 us against 30.9 without clusters (results/h100-ab06-cluster.csv). Other plans, sm_80, and
+ * any error of the occupancy query: 0, the fused merge or the combine kernel as before. */
+static int sk_cluster_for(const split_plan *pl, const attn_env *env, const sk_variant *v)
 {
-    if (cc_major < 9 || pl->n_ctas < 1 || pl->n_segs != pl->n_ctas) return 0;
+    if (env->cc_major < 9 || pl->n_ctas < 1 || pl->n_segs != pl->n_ctas) return 0;
     const int C = pl->seq_part[pl->segs[0].seq + 1] - pl->seq_part[pl->segs[0].seq];
     if (C < 2 || C > SK_CLUSTER_MAX || pl->n_ctas % C) return 0;
     for (int c = 0; c < pl->n_ctas; c++) {
@@ -915,9 +917,23 @@ static int sk_cluster_size(const split_plan *pl, int cc_major)
         if (pl->seq_part[q + 1] - pl->seq_part[q] != C || q != pl->segs[c - c % C].seq) return 0;
         if (c % C && pl->segs[c - 1].seq != q) return 0;
     }
-    return C;
+    cudaLaunchConfig_t cc = {};
+    cc.gridDim = dim3(pl->n_ctas);
+    cc.blockDim = dim3(SK_THREADS);
+    cc.dynamicSmemBytes = v->smem;
+    cudaLaunchAttribute ca = {};
+    ca.id = cudaLaunchAttributeClusterDimension;
+    ca.val.clusterDim.x = C; ca.val.clusterDim.y = 1; ca.val.clusterDim.z = 1;
+    cc.attrs = &ca;
+    cc.numAttrs = 1;
+    int resident = 0;
+    if (cudaFuncSetAttribute(v->kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)v->smem) != cudaSuccess ||
+        cudaOccupancyMaxActiveClusters(&resident, v->kernel, &cc) != cudaSuccess) {
+        (void)cudaGetLastError();                              /* not sticky: clear it */
+        return 0;
+    }
+    return pl->n_ctas / C <= resident ? C : 0;
 }
-#endif
 
 static const char *sk_launch(const attn_args *a, cudaStream_t st, int fused)
 {
@@ -956,6 +972,8 @@ static const char *sk_launch(const attn_args *a, cudaStream_t st, int fused)
             if (cache.plan.seq_part[q + 1] > cache.plan.seq_part[q]) cache.split_seqs[cache.n_split++] = q;
         cache.max_parts = plan_max_parts(&cache.plan);
         RUNG_CUDA(cudaFuncSetAttribute(v.kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)v.smem));
+        cache.cluster_on = sk_cluster_on();
+        cache.cluster = cache.cluster_on ? sk_cluster_for(&cache.plan, &a->env, &v) : 0;
         if (cache.n_split)
             RUNG_CUDA(cudaMemcpyAsync(ws + L.split_off, cache.split_seqs, sizeof(int) * cache.n_split, cudaMemcpyHostToDevice, st));
         RUNG_CUDA(cudaMemsetAsync(ws + L.cnt_off, 0, sizeof(int) * cache.plan.n_seqs, st));   /* then self-resetting */
@@ -988,11 +1006,9 @@ static const char *sk_launch(const attn_args *a, cudaStream_t st, int fused)
     dp.part_lse = (float *)(ws + L.lse_off);
     dp.part_o = (float *)(ws + L.o_off);
     dp.seq_count = (int *)(ws + L.cnt_off);
-#ifdef SK_CLUSTER
     /* variant 06 only: its partials merge in the cluster, neither fused nor by the combine kernel */
-    dp.cluster = fused ? sk_cluster_size(pl, a->env.cc_major) : 0;
+    dp.cluster = fused ? cache.cluster : 0;
     if (dp.cluster) fused = 0;
-#endif
     /* Fused only while every sequence has few partials: one CTA merging many would be slow. */
     fused = fused && cache.max_parts <= SK_FUSE_MAX;
     dp.fused = fused;
@@ -1003,7 +1019,6 @@ static const char *sk_launch(const attn_args *a, cudaStream_t st, int fused)
     trace_ctas = pl->n_ctas;
     trace_comb = 0;
 #endif
-#ifdef SK_CLUSTER
     if (dp.cluster) {
         cudaLaunchConfig_t cc = {};
         cc.gridDim = dim3(pl->n_ctas);
@@ -1019,7 +1034,6 @@ static const char *sk_launch(const attn_args *a, cudaStream_t st, int fused)
         RUNG_LAUNCHED(split_kv_kernel);
         return NULL;
     }
-#endif
     v.kernel<<<pl->n_ctas, SK_THREADS, v.smem, st>>>(p, dp);
     RUNG_LAUNCHED(split_kv_kernel);
     if (!fused && cache.n_split > 0) {
@@ -1062,7 +1076,8 @@ static void sk_describe_as(const attn_shape *s, const attn_env *env, char *buf, 
     for (int i = 0; i < n_seqs; i++) total += blocks[i];
     free(blocks);
     const int max_parts = plan_max_parts(&pl);
-    const char *merge = max_parts == 0 ? "none" : fused && max_parts <= SK_FUSE_MAX ? "fused" : "kernel";
+    const int cluster = fused && max_parts > 0 && sk_cluster_on() ? sk_cluster_for(&pl, env, &v) : 0;
+    const char *merge = max_parts == 0 ? "none" : cluster ? "cluster" : fused && max_parts <= SK_FUSE_MAX ? "fused" : "kernel";
     snprintf(buf, n, "planner=%s;block=%d;stages=%d;merge=%s;slots=%d;ctas=%d;segments=%d;partials=%d;kv_blocks=%ld;makespan=%ld;ideal=%ld",
              planner_of(env), sk_block_keys(), sk_stages(), merge, slots, pl.n_ctas, pl.n_segs, pl.n_parts, total, pl.makespan,
              (total + slots - 1) / slots);
@@ -1075,7 +1090,8 @@ static void sk_describe_separate(const attn_shape *s, const attn_env *env, char 
 static const rung rung_06 = {
     "06", "split-KV (Flash-Decoding)",
     "decode: GQA rows packed per KV head; KV split across CTAs by a planner; partials merged by LSE "
-    "(by the last CTA of a sequence when it has <= 4, else by a combine kernel)",
+    "(in a thread-block cluster when each request has the same 2..8 CTAs and all fit at once (sm_90), "
+    "else by the last CTA of a sequence when it has <= 4, else by a combine kernel)",
     sk_unsupported, sk_workspace, sk_run, sk_describe,
 };
 

@@ -6,7 +6,8 @@
 #   build      make build (with the machine's own nvcc and cuBLAS)
 #   test       make test: CPU tests + the GPU correctness matrix (tests/gpu_cases.txt)
 #   sanitize   compute-sanitizer memcheck, racecheck, synccheck: every rung variant (or SAN_RUNGS), a small
-#              shape with tails (N = 77, M = 131), causal, GQA, plus a varlen decode shape
+#              shape with tails (N = 77, M = 131), causal, GQA, plus a varlen decode shape and a uniform
+#              one (rung 06 merges it in clusters of 8 on sm_90)
 #   tune       rung 05's candidate configurations (FA2_CONFIG) on d = 64 and 128 shapes
 #   ladder     make ladder (SWEEPS / RUNGS from the environment) -> results/*.csv; with the decode
 #              sweep, rung 06's targets on it (tools/decode_targets.sh) -> logs/targets06.txt
@@ -56,7 +57,8 @@ for step in "$@"; do
         for v in $("$b" --list | cut -f1); do
           for tool in memcheck racecheck synccheck; do
             for shape in "--b 2 --hq 4 --hkv 2 --n 77 --m 131 --d 64 --causal" \
-                         "--b 3 --hq 8 --hkv 1 --n 1 --m 300 --d 128 --seqlens 1,300,77"; do
+                         "--b 3 --hq 8 --hkv 1 --n 1 --m 300 --d 128 --seqlens 1,300,77" \
+                         "--b 4 --hq 8 --hkv 1 --n 1 --m 1024 --d 128"; do
               echo "### $v $tool $shape" >> $LOG/sanitize.log
               compute-sanitizer --tool $tool --error-exitcode 9 "$b" --variant "$v" $shape --no-time \
                   >> $LOG/sanitize.log 2>&1

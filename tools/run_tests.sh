@@ -54,11 +54,12 @@ fi
 # --- 4. The GPU matrix: every rung (and variant) on every line of tests/gpu_cases.txt ---
 # Rung 06 runs it again under each split planner by name and with 64-key blocks, so that every
 # plan shape (one segment per CTA, CTAs that walk several segments, fused and kernel merges) is
-# checked, not only the ones the default planner picks.
+# checked, not only the ones the default planner picks), and with the cluster merge off
+# (SPLIT_CLUSTER=0), so that uniform batches also run the fused merge.
 echo "== GPU matrix (tests/gpu_cases.txt)"
 probe=$("$BIN/00_baseline" --probe 2>/dev/null || echo none)
 cases=$(grep -cv '^\s*\(#\|$\)' tests/gpu_cases.txt)
-EXTRA_06="fa greedy balanced block64"
+EXTRA_06="fa greedy balanced block64 nocluster"
 # matrix_run LABEL BINARY VARIANT [ENV=VALUE ...] -- [ARGS ...]
 matrix_run() {
   local label=$1 b=$2 v=$3; shift 3
@@ -107,6 +108,7 @@ else
     for x in $EXTRA_06; do
       case $x in
         block64) matrix_run "$v:$x" "$BIN/06_split_kv" "$v" SPLIT_BLOCK=64 -- ;;
+        nocluster) matrix_run "$v:$x" "$BIN/06_split_kv" "$v" SPLIT_CLUSTER=0 -- ;;
         *)       matrix_run "$v:$x" "$BIN/06_split_kv" "$v" -- --planner "$x" ;;
       esac
     done
