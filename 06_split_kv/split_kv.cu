@@ -902,9 +902,10 @@ static void sk_trace_print(void)
  * number C (2..SK_CLUSTER_MAX) of one-segment CTAs, consecutive from a multiple of C, so that each
  * cluster of C consecutive CTAs is exactly one sequence's partials: fa's and greedy's plans of a
  * uniform batch are like that. And all the clusters must be resident at once: a cluster's CTAs
- * must share a GPC, and H100's GPCs do not all hold the same number of 4-CTA clusters, so at
- * B = 32, M = 4096 (32 clusters of 4) one cluster waited for a second wave and the launch took
- * 39.0 us against 30.9 without clusters (results/h100-ab06-cluster.csv). Other plans, sm_80, and
+ * must share a GPC, so SMs left over in a GPC cannot take one, and fewer than SMs / C clusters of
+ * C may fit. At B = 32, M = 4096 (32 clusters of 4, before this check) a cluster waited for a
+ * second wave and the launch took 39.0 us against 30.9 without clusters
+ * (results/h100-ab06-cluster.csv). Other plans, sm_80, and
  * any error of the occupancy query: 0, the fused merge or the combine kernel as before. */
 static int sk_cluster_for(const split_plan *pl, const attn_env *env, const sk_variant *v)
 {
