@@ -905,8 +905,24 @@ static void sk_trace_print(void)
  * must share a GPC, so SMs left over in a GPC cannot take one, and fewer than SMs / C clusters of
  * C may fit. At B = 32, M = 4096 (32 clusters of 4, before this check) a cluster waited for a
  * second wave and the launch took 39.0 us against 30.9 without clusters
- * (results/h100-ab06-cluster.csv). Other plans, sm_80, and
- * any error of the occupancy query: 0, the fused merge or the combine kernel as before. */
+ * (results/h100-ab06-cluster.csv). Other plans, sm_80, and any error of the occupancy query: 0,
+ * the fused merge or the combine kernel as before. */
+/* The split kernel's launch in clusters of C (the occupancy query asks about the same one). */
+static void sk_cluster_config(cudaLaunchConfig_t *cc, cudaLaunchAttribute *ca, int n_ctas, int C, size_t smem,
+                              cudaStream_t st)
+{
+    *cc = cudaLaunchConfig_t{};
+    cc->gridDim = dim3(n_ctas);
+    cc->blockDim = dim3(SK_THREADS);
+    cc->dynamicSmemBytes = smem;
+    cc->stream = st;
+    *ca = cudaLaunchAttribute{};
+    ca->id = cudaLaunchAttributeClusterDimension;
+    ca->val.clusterDim.x = C; ca->val.clusterDim.y = 1; ca->val.clusterDim.z = 1;
+    cc->attrs = ca;
+    cc->numAttrs = 1;
+}
+
 static int sk_cluster_for(const split_plan *pl, const attn_env *env, const sk_variant *v)
 {
     if (env->cc_major < 9 || pl->n_ctas < 1 || pl->n_segs != pl->n_ctas) return 0;
@@ -918,15 +934,9 @@ static int sk_cluster_for(const split_plan *pl, const attn_env *env, const sk_va
         if (pl->seq_part[q + 1] - pl->seq_part[q] != C || q != pl->segs[c - c % C].seq) return 0;
         if (c % C && pl->segs[c - 1].seq != q) return 0;
     }
-    cudaLaunchConfig_t cc = {};
-    cc.gridDim = dim3(pl->n_ctas);
-    cc.blockDim = dim3(SK_THREADS);
-    cc.dynamicSmemBytes = v->smem;
-    cudaLaunchAttribute ca = {};
-    ca.id = cudaLaunchAttributeClusterDimension;
-    ca.val.clusterDim.x = C; ca.val.clusterDim.y = 1; ca.val.clusterDim.z = 1;
-    cc.attrs = &ca;
-    cc.numAttrs = 1;
+    cudaLaunchConfig_t cc;
+    cudaLaunchAttribute ca;
+    sk_cluster_config(&cc, &ca, pl->n_ctas, C, v->smem, 0);
     int resident = 0;
     if (cudaFuncSetAttribute(v->kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)v->smem) != cudaSuccess ||
         cudaOccupancyMaxActiveClusters(&resident, v->kernel, &cc) != cudaSuccess) {
@@ -1021,16 +1031,9 @@ static const char *sk_launch(const attn_args *a, cudaStream_t st, int fused)
     trace_comb = 0;
 #endif
     if (dp.cluster) {
-        cudaLaunchConfig_t cc = {};
-        cc.gridDim = dim3(pl->n_ctas);
-        cc.blockDim = dim3(SK_THREADS);
-        cc.dynamicSmemBytes = v.smem;
-        cc.stream = st;
-        cudaLaunchAttribute ca = {};
-        ca.id = cudaLaunchAttributeClusterDimension;
-        ca.val.clusterDim.x = dp.cluster; ca.val.clusterDim.y = 1; ca.val.clusterDim.z = 1;
-        cc.attrs = &ca;
-        cc.numAttrs = 1;
+        cudaLaunchConfig_t cc;
+        cudaLaunchAttribute ca;
+        sk_cluster_config(&cc, &ca, pl->n_ctas, dp.cluster, v.smem, st);
         RUNG_CUDA(cudaLaunchKernelEx(&cc, v.kernel, p, dp));
         RUNG_LAUNCHED(split_kv_kernel);
         return NULL;
