@@ -285,7 +285,7 @@ typedef struct fa2_config {
 /* The first entry per (d, async, swizzle) is the default; the others are tuning candidates that
  * FA2_CONFIG=<index> selects (tools/tune_05.sh measures them). */
 static const fa2_config fa2_configs[] = {
-    /* 05c: cp.async double buffer + swizzle (the defaults, chosen by tools/gpu_run.sh tune) */
+    /* 05c: cp.async double buffer + swizzle (the defaults, chosen by lab/gpu_run.sh tune) */
     FA2_CFG(64, 128, 128, 4, 1, 1),
     FA2_CFG(128, 128, 64, 4, 1, 1),
     FA2_CFG(256, 64, 64, 4, 1, 1),

@@ -74,7 +74,7 @@ typedef struct sk_params {
 } sk_params;
 
 /* A timeline of one launch, for the README's "where the time goes" (build with -DSK_TRACE:
- * tools/gpu_run.sh trace06). Thread 0 of each split CTA stamps the global nanosecond timer at
+ * lab/gpu_run.sh trace06). Thread 0 of each split CTA stamps the global nanosecond timer at
  * entry, when its first K/V tile has landed, when its last segment's loop ends, and at exit; each
  * combine CTA at entry, after griddepcontrol.wait, and at exit. Every launch overwrites the stamps;
  * at exit the host prints the last launch's (a timed one, after an L2 flush). Without SK_TRACE the
@@ -115,7 +115,7 @@ struct sk_smem {
  * fixed order gives the same bits whichever CTA merges. Loads go through L2 (__ldcg): other CTAs of this launch wrote the
  * partials, and an SM's L1 does not see other SMs' writes. */
 #ifndef SK_FUSE_MAX
-#define SK_FUSE_MAX 4         /* an experiment knob: -DSK_FUSE_MAX=8 (tools/ab06.sh) */
+#define SK_FUSE_MAX 4         /* an experiment knob: -DSK_FUSE_MAX=8 (lab/ab06.sh) */
 #endif
 
 /* One (row, 4 columns) pair of a split sequence: merges its n <= NMAX partial LSEs l and pieces x
@@ -485,7 +485,7 @@ split_kv_kernel(sk_params p, sk_plan plan)
          * touches it once it has reached n. */
         if (seg.w >= 0 && plan.fused) {
 #ifdef SK_MERGE_ACQREL
-            /* An experiment (tools/ab06.sh): one acquire-release atomic by thread 0 in place of a
+            /* An experiment (lab/ab06.sh): one acquire-release atomic by thread 0 in place of a
              * fence in every thread. The barrier orders the CTA's partial stores before it; the
              * release is cumulative, so it publishes them; if this CTA is the last, the acquire
              * makes the other CTAs' partials visible, and the second barrier passes that on. */
@@ -535,9 +535,9 @@ split_kv_kernel(sk_params p, sk_plan plan)
  *     (same bits every launch).
  * Measured at B = 1, M = 32768 (86 partials): 7.7 us from the wait to the last CTA's exit with the
  * earlier layout (one CTA per row, 4 warps, a partial's weight formed next to its load), 2.4 us
- * with 32-column slices (results/h100-trace06-before.txt, results/h100-trace06.txt). The layout is
+ * with 32-column slices (results/lab/h100-trace06-before.txt, results/lab/h100-trace06.txt). The layout is
  * a template parameter: a version that computed it at run time took about 0.2 us longer from its
- * wait to its exit on a shape where both slice the row (results/h100-trace06-ab.txt, B = 1,
+ * wait to its exit on a shape where both slice the row (results/lab/h100-trace06-ab.txt, B = 1,
  * M = 4096). */
 #define SK_COMB_CTA ((blockIdx.z * gridDim.y + blockIdx.y) * gridDim.x + blockIdx.x)   /* for the trace */
 #define SK_COMB_BATCH 8
@@ -565,7 +565,7 @@ combine_kernel(sk_params p, sk_plan plan)
 #endif
     SK_STAMP(sk_trace_comb, SK_COMB_CTA, 1);
 #ifdef SK_COMB_ONLINE
-    /* An experiment (tools/ab06.sh): no block reduction before the sums. Each lane keeps the
+    /* An experiment (lab/ab06.sh): no block reduction before the sums. Each lane keeps the
      * online-softmax state of its own partials -- {m, d} and O's running sum, rescaled when m
      * grows, as in rung 01 (combine_online_add, combine.h) -- loading each partial's LSE with its
      * piece of O; then one barrier, and the lanes' states are merged with the same {m, d} merge
@@ -905,7 +905,7 @@ static void sk_trace_print(void)
  * must share a GPC, so SMs left over in a GPC cannot take one, and fewer than SMs / C clusters of
  * C may fit. At B = 32, M = 4096 (32 clusters of 4, before this check) a cluster waited for a
  * second wave and the launch took 39.0 us against 30.9 without clusters
- * (results/h100-ab06-cluster.csv). Other plans, sm_80, and any error of the occupancy query: 0,
+ * (results/lab/h100-ab06-cluster.csv). Other plans, sm_80, and any error of the occupancy query: 0,
  * the fused merge or the combine kernel as before. */
 /* The split kernel's launch in clusters of C (the occupancy query asks about the same one). */
 static void sk_cluster_config(cudaLaunchConfig_t *cc, cudaLaunchAttribute *ca, int n_ctas, int C, size_t smem,

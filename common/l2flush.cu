@@ -3,7 +3,7 @@
  * Writing a buffer twice the L2's size evicts whatever a kernel's inputs left there, but it leaves
  * the L2 full of dirty lines (on the H100, about 50 MB). The timed kernel then pays for their
  * write-back to HBM: every line it brings in first pushes a dirty one out, and the write traffic
- * shares the HBM with its reads. Measured on the H100 (results/h100-flush.csv): 7-8 us on a 67 MB
+ * shares the HBM with its reads. Measured on the H100 (results/lab/h100-flush.csv): 7-8 us on a 67 MB
  * decode, for every kernel alike, a cost that belongs to the flush, not to the kernel.
  *
  * So the flush writes the buffer, then reads all of it back: the reads evict the dirty lines

@@ -54,26 +54,11 @@ static __device__ __forceinline__ uint32_t pack_half2(float lo, float hi)
 
 /* 16 bytes global -> shared, asynchronously. With valid == false nothing is read and the 16 bytes
  * are zero-filled (src-size 0): this is how tail tiles are padded without a branch per element.
- * .cg caches in L2 only: the tile is used once per block, from shared memory.
- * CP_ASYNC_L2_PREFETCH (an experiment knob, default 0 = none): 64, 128 or 256 adds the
- * .L2::<n>B prefetch-size hint, which lets L2 fetch that many bytes around each request from
- * DRAM (tools/ab06.sh builds rung 06 with it: `name=06_split_kv/split_kv.cu+CP_ASYNC_L2_PREFETCH=256`). */
-#ifndef CP_ASYNC_L2_PREFETCH
-#define CP_ASYNC_L2_PREFETCH 0
-#endif
-#if CP_ASYNC_L2_PREFETCH == 256
-#define CP_ASYNC_CG "cp.async.cg.shared.global.L2::256B"
-#elif CP_ASYNC_L2_PREFETCH == 128
-#define CP_ASYNC_CG "cp.async.cg.shared.global.L2::128B"
-#elif CP_ASYNC_L2_PREFETCH == 64
-#define CP_ASYNC_CG "cp.async.cg.shared.global.L2::64B"
-#else
-#define CP_ASYNC_CG "cp.async.cg.shared.global"
-#endif
+ * .cg caches in L2 only: the tile is used once per block, from shared memory. */
 static __device__ __forceinline__ void cp_async_16(uint32_t dst, const void *src, bool valid)
 {
     int bytes = valid ? 16 : 0;
-    asm volatile(CP_ASYNC_CG " [%0], [%1], 16, %2;\n" :: "r"(dst), "l"(src), "r"(bytes));
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" :: "r"(dst), "l"(src), "r"(bytes));
 }
 
 static __device__ __forceinline__ void cp_async_commit(void)

@@ -4,7 +4,7 @@
 #      KV cache is >= 64 MB;
 #   2. faster than torch-flash and torch-cudnn on every shape.
 #
-#   tools/decode_targets.sh [results/h100-decode.csv] [rung, default 06]
+#   lab/decode_targets.sh [results/h100-decode.csv] [rung, default 06]
 #
 # Prints one line per shape (times in µs; cuDNN's share of the copy ceiling beside the rung's) and
 # a verdict per target; exit 0 when both are met.

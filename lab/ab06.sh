@@ -5,7 +5,7 @@
 # e.g. `git show 2529ddf:06_split_kv/split_kv.cu > exp/old.cu` (the GPU machine's copy has no .git).
 #
 #   AB_SRCS="cur=06_split_kv/split_kv.cu old=exp/old.cu cur3=06_split_kv/split_kv.cu@SPLIT_STAGES=3
-#            pf=06_split_kv/split_kv.cu+CP_ASYNC_L2_PREFETCH=256" tools/ab06.sh
+#            pf=06_split_kv/split_kv.cu+CP_ASYNC_L2_PREFETCH=256" lab/ab06.sh
 #
 #   AB_SRCS      name=file[+MACRO[=value]]...[@VAR=value]: a source, optionally macros to build it
 #                with and one environment setting for its runs

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # One call on the GPU machine: build there, then the steps asked for, logs and CSVs under $OUT.
 #
-#   tools/gpu_run.sh build test sanitize tune ladder
+#   lab/gpu_run.sh build test sanitize tune ladder
 #
 #   build      make build (with the machine's own nvcc and cuBLAS)
 #   test       make test: CPU tests + the GPU correctness matrix (tests/gpu_cases.txt)
@@ -10,7 +10,7 @@
 #              one (rung 06 merges it in clusters of 8 on sm_90)
 #   tune       rung 05's candidate configurations (FA2_CONFIG) on d = 64 and 128 shapes
 #   ladder     make ladder (SWEEPS / RUNGS from the environment) -> results/*.csv; with the decode
-#              sweep, rung 06's targets on it (tools/decode_targets.sh) -> logs/targets06.txt
+#              sweep, rung 06's targets on it (lab/decode_targets.sh) -> logs/targets06.txt
 #   ceilings   just the two ceilings
 #   check06    rung 06's variants on the GPU matrix alone, with both KV block sizes and every planner (quick)
 #   tune06     the decode sweep for 06 and 06s x KV block 64/128 x planner balanced/auto, and
@@ -99,7 +99,7 @@ for step in "$@"; do
       grep -E "FAIL" $LOG/ladder.log | head -n 20 | tee -a "$summary"
       gpu=$(build/bin/00_baseline --probe | cut -d' ' -f1)
       if printf '%s\n' ${SWEEPS:-decode} | grep -qx decode && [ -f results/$gpu-decode.csv ]; then
-        tools/decode_targets.sh results/$gpu-decode.csv > $LOG/targets06.txt 2>&1
+        lab/decode_targets.sh results/$gpu-decode.csv > $LOG/targets06.txt 2>&1
         tail -n 2 $LOG/targets06.txt | tee -a "$summary"
       fi;;
     ceilings)
