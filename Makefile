@@ -29,9 +29,11 @@ CFLAGS  := -std=c11 -D_POSIX_C_SOURCE=200809L -O2 -Wall -Wextra -Werror -fopenmp
            -I$(CUDA_HOME)/include
 LDLIBS  := -lcublas -Xcompiler -fopenmp -lm
 
-COMMON_SRC  := $(filter-out common/driver.c,$(wildcard common/*.c))
+DRIVER_SRC  := common/driver.c common/device.c common/run_shape.c common/sweep.c common/read_floor.c \
+               common/ceilings.c common/l2flush.cu common/read_floor_kernel.cu
+COMMON_SRC  := $(filter-out $(DRIVER_SRC),$(wildcard common/*.c))
 COMMON_OBJ  := $(patsubst %.c,$(BUILD)/obj/%.o,$(COMMON_SRC))
-DRIVER_OBJ  := $(BUILD)/obj/common/driver.o $(BUILD)/obj/common/l2flush.o
+DRIVER_OBJ  := $(patsubst %,$(BUILD)/obj/%.o,$(basename $(DRIVER_SRC)))
 RUNG_DIRS   := $(sort $(patsubst %/,%,$(dir $(wildcard 0[0-9]_*/*.cu))))
 RUNG_BINS   := $(patsubst %,$(BUILD)/bin/%,$(RUNG_DIRS))
 TEST_SRC    := $(wildcard tests/test_*.c)

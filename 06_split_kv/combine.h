@@ -13,14 +13,10 @@
  * hence O = 0, as the reference wants for a row that sees nothing.
  *
  * Written for C and CUDA alike (__host__ __device__): the CPU test (tests/test_combine.c) runs the
- * very code the combine kernel runs. Three forms:
+ * very code the kernels run. Two forms:
  *   combine_state + combine_weight   no array of weights: two passes over the LSEs for {m, d},
  *                                    then each thread forms the weights it needs;
- *   combine_weights                  all n weights at once, and the merged LSE;
- *   combine_online_add + combine_lane_factor
- *                                    one pass, no array: each of several lanes keeps an online
- *                                    state over its own partials (the experiment SK_COMB_ONLINE
- *                                    of split_kv.cu). */
+ *   combine_weights                  all n weights at once, and the merged LSE. */
 #ifndef COMBINE_H
 #define COMBINE_H
 
@@ -61,32 +57,6 @@ COMBINE_FN float combine_weights(const float *lse, int n, float *w)
     md_t s = combine_state(lse, n);
     for (int c = 0; c < n; c++) w[c] = combine_weight(lse[c], s);
     return md_lse(s);
-}
-
-/* The one-pass form, as rung 01 keeps a row: a lane folds its partials in one at a time, keeping
- * {m, d} (s, from md_identity()) and a running sum of o_c weighted by exp(lse_c - s.m). Folding in
- * lse_c returns the factor by which that running sum must first be scaled (m may have grown; 0
- * while s is empty) and sets *w to the new partial's weight exp(lse_c - m). A masked piece changes
- * nothing. */
-COMBINE_FN float combine_online_add(md_t *s, float lse_c, float *w)
-{
-    if (lse_c == -INFINITY) {
-        *w = 0.0f;
-        return 1.0f;
-    }
-    const float m = fmaxf(s->m, lse_c);
-    const float scale = expf(s->m - m);   /* exp(-inf) = 0 for an empty lane */
-    *w = expf(lse_c - m);
-    s->d = s->d * scale + *w;
-    s->m = m;
-    return scale;
-}
-
-/* Then the lanes' states are merged (md_merge, in lane order) into the row's, all, and lane q's
- * running sum is multiplied by this: its share of the row. 0 for a lane that saw nothing. */
-COMBINE_FN float combine_lane_factor(md_t lane, md_t all)
-{
-    return lane.d > 0.0f ? expf(lane.m - all.m) / all.d : 0.0f;
 }
 
 #endif

@@ -38,6 +38,8 @@ typedef struct attn_env {
     size_t smem_per_block_optin;   /* bytes a block may use after cudaFuncSetAttribute */
     size_t smem_per_sm;
     const char *planner;           /* rung 06: split planner name, NULL for its default */
+    int kv_block;                  /* rung 06: keys per KV block (the split planner's unit), 0 for
+                                      its default; the driver allows multiples of 64 in 64..1024 */
 } attn_env;
 
 typedef struct attn_args {
@@ -69,7 +71,8 @@ typedef struct rung {
     void (*describe)(const attn_shape *s, const attn_env *env, char *buf, size_t len);
 } rung;
 
-/* Every rung's .cu defines this NULL-terminated list; the first entry is the rung's default. */
+/* Every rung's .cu defines this NULL-terminated list in lesson order (05a, 05b, 05c): the last
+ * entry is the rung's own, run when no --variant is given; --list prints them in this order. */
 extern const rung *const rung_variants[];
 
 /* ---- counts shared by every report (so rungs, peers and plots compare like with like) ---- */

@@ -11,6 +11,8 @@
 
 #define MAX_DIM 1000000000L   /* sizes beyond this are typos, not shapes */
 #define MAX_HEAD_DIM 2048     /* the reference's row buffer */
+#define KV_BLOCK_STEP 64      /* --kv-block: whole 64-key tiles, as rung 06 loads them */
+#define KV_BLOCK_MAX 1024
 
 static int errf(char *err, size_t n, const char *fmt, ...)
 {
@@ -96,12 +98,31 @@ static int parse_list(const char *flag, const char *v, int **out, int *count, ch
     return 0;
 }
 
+/* --kv-block K: K a multiple of 64 in 64..1024. */
+static int parse_kv_block(const char *v, int *out, char *err, size_t n)
+{
+    char *end;
+    errno = 0;
+    long x = v ? strtol(v, &end, 10) : 0;
+    if (!v || !*v || *end || errno || x < KV_BLOCK_STEP || x > KV_BLOCK_MAX || x % KV_BLOCK_STEP)
+        return errf(err, n, "--kv-block: expected a multiple of %d from %d to %d, got '%s'", KV_BLOCK_STEP,
+                    KV_BLOCK_STEP, KV_BLOCK_MAX, v ? v : "");
+    *out = (int)x;
+    return 0;
+}
+
 static const char *USAGE =
     "shape:    --b B --hq HQ --hkv HKV --h H (sets both) --n N --m M --d D --causal\n"
     "          --dtype f16|bf16 --scale S --seqlens L1,L2,.. --seqlen-dist equal|uniform|longtail\n"
     "inputs:   --seed S --inputs normal|outlier --load DIR (q.npy k.npy v.npy)\n"
-    "run:      --variant ID --planner NAME --warmups W --runs R --no-check --check-budget MACS\n"
+    "run:      --variant ID (default: the rung's own, the last --list prints)\n"
+    "          --warmups W --runs R --no-check --check-budget MACS\n"
     "          --no-time (tests: check, and check a second launch gives the same bits; no timing)\n"
+    "          --flush write|write+read (the L2 flush before every timed launch; default write+read:\n"
+    "          the read-back leaves the L2 clean, so no kernel pays for the flush's dirty lines)\n"
+    "rung 06:  --planner NAME (the split planner)\n"
+    "          --kv-block K (keys per KV block, the planner's unit: a multiple of 64 from 64 to 1024;\n"
+    "          default: the rung's own)\n"
     "output:   --csv FILE --save DIR (o.npy lse.npy) --quiet\n"
     "modes:    --sweep FILE [--too-slow S] --ceilings --list --probe --help\n"
     "          --read-floor (instead of the rung: time one kernel that only reads K and V)";
@@ -162,6 +183,12 @@ int cli_parse(int argc, char **argv, cli_opts *o, char *err, size_t n)
         else if (!strcmp(f, "--no-check")) { o->check = 0; takes = 0; }
         else if (!strcmp(f, "--check-budget")) { if (parse_double(f, v, &o->check_budget, err, n)) return -1; }
         else if (!strcmp(f, "--too-slow")) { if (parse_double(f, v, &o->too_slow_s, err, n)) return -1; }
+        else if (!strcmp(f, "--kv-block")) { if (parse_kv_block(v, &o->kv_block, err, n)) return -1; }
+        else if (!strcmp(f, "--flush")) {
+            if (v && !strcmp(v, "write+read")) o->flush = FLUSH_WRITE_READ;
+            else if (v && !strcmp(v, "write")) o->flush = FLUSH_WRITE;
+            else return errf(err, n, "--flush: expected write or write+read, got '%s'", v ? v : "");
+        }
         else if (!strcmp(f, "--variant") || !strcmp(f, "--csv") || !strcmp(f, "--load") ||
                  !strcmp(f, "--save") || !strcmp(f, "--sweep") || !strcmp(f, "--planner")) {
             if (!v || !*v || v[0] == '-')
@@ -216,10 +243,10 @@ int shape_validate(const attn_shape *s, char *err, size_t n)
     return 0;
 }
 
-int sweep_line(const char *line, const cli_opts *base, attn_shape *s, int *input_mode,
-               int **seqlens_out, char *err, size_t n)
+int sweep_line(const char *line, const cli_opts *base, run_case *c, char *err, size_t n)
 {
     char buf[SWEEP_LINE_MAX];
+    memset(c, 0, sizeof *c);
     if ((size_t)snprintf(buf, sizeof buf, "%s", line) >= sizeof buf)
         return errf(err, n, "sweep line: longer than %d characters", SWEEP_LINE_MAX - 1);
     char *hash = strchr(buf, '#');
@@ -230,10 +257,10 @@ int sweep_line(const char *line, const cli_opts *base, attn_shape *s, int *input
     if (nt == 0) return 0;
     if (nt < 7) return errf(err, n, "sweep line '%s': expected B Hq Hkv N M d causal [key=value ...]", line);
 
+    attn_shape *s = &c->shape;
     *s = base->shape;
     s->seqlens_k = NULL;
-    *input_mode = base->input_mode;
-    *seqlens_out = NULL;
+    c->input_mode = base->input_mode;
     static const char *names[7] = {"B", "Hq", "Hkv", "N", "M", "d", "causal"};
     int *fields[7] = {&s->B, &s->Hq, &s->Hkv, &s->N, &s->M, &s->d, &s->causal};
     for (int f = 0; f < 7; f++)
@@ -248,17 +275,17 @@ int sweep_line(const char *line, const cli_opts *base, attn_shape *s, int *input
         *eq = 0;
         const char *k = tok[t], *v = eq + 1;
         if (!strcmp(k, "inputs")) {
-            if (!strcmp(v, "normal")) *input_mode = INPUT_NORMAL;
-            else if (!strcmp(v, "outlier")) *input_mode = INPUT_OUTLIER;
+            if (!strcmp(v, "normal")) c->input_mode = INPUT_NORMAL;
+            else if (!strcmp(v, "outlier")) c->input_mode = INPUT_OUTLIER;
             else return errf(err, n, "sweep line: inputs=%s; expected normal or outlier", v);
         } else if (!strcmp(k, "dtype")) {
             if (!strcmp(v, "f16")) s->dtype = ATTN_F16;
             else if (!strcmp(v, "bf16")) s->dtype = ATTN_BF16;
             else return errf(err, n, "sweep line: dtype=%s; expected f16 or bf16", v);
         } else if (!strcmp(k, "seqlens")) {
-            free(*seqlens_out);
-            *seqlens_out = NULL;
-            if (parse_list("seqlens", v, seqlens_out, &nseq, err, n)) return -1;
+            free(c->seqlens);
+            c->seqlens = NULL;
+            if (parse_list("seqlens", v, &c->seqlens, &nseq, err, n)) return -1;
         } else if (!strcmp(k, "dist")) {
             dist = v;
         } else if (!strcmp(k, "expect")) {
@@ -267,14 +294,15 @@ int sweep_line(const char *line, const cli_opts *base, attn_shape *s, int *input
             return errf(err, n, "sweep line: unknown key '%s' (inputs, dtype, seqlens, dist, expect)", k);
         }
     }
-    if (*seqlens_out && nseq != s->B)
+    if (c->seqlens && nseq != s->B)
         return errf(err, n, "sweep line: %d seqlens for B=%d", nseq, s->B);
     if (dist) {
-        free(*seqlens_out);
-        *seqlens_out = malloc(sizeof(int) * s->B);
-        if (make_seqlens(dist, s->B, s->M, base->seed, *seqlens_out))
+        free(c->seqlens);
+        c->seqlens = malloc(sizeof(int) * s->B);
+        if (make_seqlens(dist, s->B, s->M, base->seed, c->seqlens))
             return errf(err, n, "sweep line: dist=%s; expected equal, uniform or longtail", dist);
+        snprintf(c->dist, sizeof c->dist, "%s", dist);   /* a known name: short */
     }
-    s->seqlens_k = *seqlens_out;
+    s->seqlens_k = c->seqlens;
     return shape_validate(s, err, n) ? -1 : 1;
 }

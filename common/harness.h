@@ -1,6 +1,6 @@
 /* The host side of the harness that every rung links: inputs, the float64 reference, the checker,
- * the command line, .npy files, timing and the report. Plain C11; the driver (driver.c) ties them
- * together. Nothing here is specific to a rung. */
+ * the command line, .npy files, timing and the report. Plain C11; the driver (driver.c and the
+ * files driver.h lists) ties them together. Nothing here is specific to a rung. */
 #ifndef HARNESS_H
 #define HARNESS_H
 
@@ -56,7 +56,7 @@ typedef struct check_result {
     char why[256];         /* for a failure: the first thing that went wrong */
 } check_result;
 
-/* Tolerance on rel_err for the storage type (DESIGN.md: 2e-3 float16, 1e-2 bfloat16). */
+/* Tolerance on rel_err for the storage type: 2e-3 float16, 1e-2 bfloat16 (the course's pass rule). */
 double check_tolerance(attn_dtype t);
 #define LSE_TOLERANCE 1e-3
 
@@ -68,6 +68,8 @@ void check_output(const attn_shape *s, const uint16_t *q, const uint16_t *k, con
                   check_result *r);
 
 /* ---------------------------------------------------------------- cli.c */
+
+enum { FLUSH_WRITE_READ = 0, FLUSH_WRITE = 1 };   /* --flush: see l2flush.cu */
 
 typedef struct cli_opts {
     attn_shape shape;
@@ -82,23 +84,34 @@ typedef struct cli_opts {
     double check_budget;       /* multiply-adds the reference may spend per shape */
     double too_slow_s;         /* sweep: a run slower than this skips larger shapes */
     const char *variant, *csv, *load, *save, *sweep, *planner;
+    int kv_block;              /* --kv-block (rung 06's keys per KV block), 0 for the rung's own */
+    int flush;                 /* --flush: FLUSH_WRITE_READ (default) or FLUSH_WRITE */
     int no_time;               /* tests: run twice (check + same-bits), no timing */
     int list, probe, ceilings, quiet;
     int read_floor;            /* time a bare read of K and V instead of the rung */
 } cli_opts;
 
 void cli_defaults(cli_opts *o);
+#define CLI_ERR_MAX 4096       /* err bytes cli_parse may need: the --help text is the longest */
 /* 0 on success; 1 for --help (usage in err); -1 with one line in err naming the argument and
  * what is allowed. */
 int cli_parse(int argc, char **argv, cli_opts *o, char *err, size_t err_len);
 /* 0 if the shape is well formed (sizes > 0, Hq % Hkv == 0, seqlens in [1, M], ...). */
 int shape_validate(const attn_shape *s, char *err, size_t err_len);
+
+/* One shape to run, as a sweep line (or the command line) gives it. */
+typedef struct run_case {
+    attn_shape shape;
+    int input_mode;            /* INPUT_NORMAL or INPUT_OUTLIER */
+    int *seqlens;              /* per-request KV lengths (shape.seqlens_k points here), or NULL */
+    char dist[16];             /* the distribution they were drawn from (dist=, --seqlen-dist), or "" */
+} run_case;
+
 #define SWEEP_LINE_MAX 65536
 /* Parse one sweep/matrix line "B Hq Hkv N M d causal [key=value ...]" over a copy of `base`.
  * Returns 1 for a shape, 0 for a blank/comment line, -1 on error (message in err). The line's
- * seqlens (if any) are written to *seqlens_out (malloc'd, caller frees). */
-int sweep_line(const char *line, const cli_opts *base, attn_shape *s, int *input_mode,
-               int **seqlens_out, char *err, size_t err_len);
+ * seqlens (if any) are malloc'd into c->seqlens, which the caller frees, also after an error. */
+int sweep_line(const char *line, const cli_opts *base, run_case *c, char *err, size_t err_len);
 
 /* ---------------------------------------------------------------- npy.c */
 
@@ -140,11 +153,13 @@ const char *measure_gemm_tflops(cublasHandle_t h, cudaStream_t st, int n, double
 
 /* ---------------------------------------------------------------- l2flush.cu */
 
-/* Before every timed launch: write `bytes` (twice the L2) and, unless ATTN_FLUSH=write, read them
+/* Before every timed launch: write `bytes` (twice the L2) and, for FLUSH_WRITE_READ, read them
  * back so the L2 is left clean (see l2flush.cu for why). */
-const char *l2_flush(void *buf, size_t bytes, cudaStream_t st);
-int l2_flush_clean(void);
-const char *l2_flush_name(void);          /* "write+read" or "write", for the report */
+const char *l2_flush(void *buf, size_t bytes, int mode, cudaStream_t st);
+const char *l2_flush_name(int mode);      /* "write+read" or "write", for the report */
+
+/* ---------------------------------------------------------------- read_floor_kernel.cu */
+
 /* One kernel that reads a then b (plain loads, all SMs): the fastest a launch can move these
  * bytes, the floor a memory-bound rung is measured against. */
 const char *read_floor_launch(const void *a, size_t a_bytes, const void *b, size_t b_bytes, cudaStream_t st);
@@ -181,5 +196,10 @@ int report_csv_ceiling(const char *path, const device_info *dev, const char *nam
                        double tflops, double gbps, const char *extra);
 /* The commit the numbers come from: $ATTN_COMMIT, else "unknown". */
 const char *report_commit(void);
+/* A rung's row's extra field, key=value;...: which rows were checked; runs, warm-ups and `flush`
+ * (l2_flush_name) if timed; outlier inputs; the rung's describe() (r may be NULL); the
+ * distribution the KV lengths were drawn from (c->dist) and their sum and max. */
+void report_extra(const report_row *row, const run_case *c, const char *flush, const rung *r,
+                  const attn_env *env, char *out, size_t n);
 
 #endif

@@ -8,66 +8,19 @@
  *
  * So the flush writes the buffer, then reads all of it back: the reads evict the dirty lines
  * (their write-back happens here, untimed) and leave the L2 holding clean, unrelated lines, the
- * state a kernel meets after a previous kernel that only read. ATTN_FLUSH=write keeps the write
+ * state a kernel meets after a previous kernel that only read. --flush write keeps the write
  * alone, for comparison. */
-#include <stdlib.h>
-#include <string.h>
 #include "check_cuda.h"
 extern "C" {
 #include "harness.h"
 }
 
-int l2_flush_clean(void)
-{
-    const char *mode = getenv("ATTN_FLUSH");
-    return !(mode && !strcmp(mode, "write"));
-}
+const char *l2_flush_name(int mode) { return mode == FLUSH_WRITE ? "write" : "write+read"; }
 
-const char *l2_flush_name(void) { return l2_flush_clean() ? "write+read" : "write"; }
-
-/* The floor (and the flush's read-back, with b empty): a then b as one index space, four independent 16-byte loads in flight per thread per
- * step; 8 blocks of 256 threads per SM (full occupancy), so every SM keeps as many loads in flight
- * as it can. */
-__global__ void __launch_bounds__(256) read_floor_kernel(const uint4 *a, size_t na, const uint4 *b, size_t nb,
-                                                         unsigned int *sink)
-{
-    const size_t n = na + nb, stride = (size_t)gridDim.x * blockDim.x;
-    unsigned int acc = 0;
-    size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
-    for (; i + 3 * stride < n; i += 4 * stride) {
-        uint4 v[4];
-#pragma unroll
-        for (int u = 0; u < 4; u++) {
-            const size_t j = i + u * stride;
-            v[u] = j < na ? a[j] : b[j - na];
-        }
-#pragma unroll
-        for (int u = 0; u < 4; u++) acc += v[u].x ^ v[u].y ^ v[u].z ^ v[u].w;
-    }
-    for (; i < n; i += stride) {
-        const uint4 v = i < na ? a[i] : b[i - na];
-        acc += v.x ^ v.y ^ v.z ^ v.w;
-    }
-    if (acc == 0x9e3779b9u) *sink = acc;
-}
-
-const char *read_floor_launch(const void *a, size_t a_bytes, const void *b, size_t b_bytes, cudaStream_t st)
-{
-    static int sms = 0;
-    if (!sms) {
-        int dev = 0;
-        RUNG_CUDA(cudaGetDevice(&dev));
-        RUNG_CUDA(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
-    }
-    read_floor_kernel<<<sms * 8, 256, 0, st>>>((const uint4 *)a, a_bytes / sizeof(uint4), (const uint4 *)b,
-                                                b_bytes / sizeof(uint4), (unsigned int *)a);
-    RUNG_LAUNCHED(read_floor_kernel);
-    return NULL;
-}
-
-const char *l2_flush(void *buf, size_t bytes, cudaStream_t st)
+const char *l2_flush(void *buf, size_t bytes, int mode, cudaStream_t st)
 {
     RUNG_CUDA(cudaMemsetAsync(buf, 0x5a, bytes, st));
-    if (!l2_flush_clean()) return NULL;
+    if (mode == FLUSH_WRITE) return NULL;
+    /* the read-back is the read floor's kernel on the buffer alone: every SM reading at full rate */
     return read_floor_launch(buf, bytes, NULL, 0, st);
 }

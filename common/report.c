@@ -1,4 +1,5 @@
 /* Reports: one aligned row for people, one CSV row for machines (and the plots). */
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -9,6 +10,44 @@ const char *report_commit(void)
 {
     const char *c = getenv("ATTN_COMMIT");
     return c && *c ? c : "unknown";
+}
+
+/* Appends to out (n bytes, k used so far); a full buffer keeps what fits, and k never passes n - 1. */
+static void add(char *out, size_t n, size_t *k, const char *fmt, ...)
+{
+    if (*k + 1 >= n) return;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(out + *k, n - *k, fmt, ap);
+    va_end(ap);
+    *k += strlen(out + *k);
+}
+
+void report_extra(const report_row *row, const run_case *c, const char *flush, const rung *r,
+                  const attn_env *env, char *out, size_t n)
+{
+    const attn_shape *s = &c->shape;
+    size_t k = 0;
+    if (n == 0) return;
+    out[0] = 0;
+    if (row->checked)
+        add(out, n, &k, "checked=%s%ld/%ld;", row->c.sampled ? "sample:" : "all:", row->c.rows_checked,
+            row->c.rows_total);
+    if (row->timed) add(out, n, &k, "runs=%d;warmups=%d;flush=%s;", row->t.runs, row->t.warmups, flush);
+    if (c->input_mode == INPUT_OUTLIER) add(out, n, &k, "inputs=outlier;");
+    if (r && r->describe && k + 1 < n) {
+        r->describe(s, env, out + k, n - k);
+        k = strlen(out);
+        if (k && out[k - 1] != ';') add(out, n, &k, ";");
+    }
+    /* dist= names the batch as its sweep line does, so the plots can label it */
+    if (s->seqlens_k && c->dist[0]) add(out, n, &k, "dist=%s;", c->dist);
+    if (s->seqlens_k) {
+        long sum = 0;
+        int mx = 0;
+        for (int b = 0; b < s->B; b++) { sum += s->seqlens_k[b]; if (s->seqlens_k[b] > mx) mx = s->seqlens_k[b]; }
+        add(out, n, &k, "seqlens_sum=%ld;seqlens_max=%d;", sum, mx);
+    }
 }
 
 static const char *dtype_name(attn_dtype t) { return t == ATTN_BF16 ? "bf16" : "f16"; }

@@ -4,13 +4,13 @@
 #      KV cache is >= 64 MB;
 #   2. faster than torch-flash and torch-cudnn on every shape.
 #
-#   lab/decode_targets.sh [results/h100-decode.csv] [rung, default 06]
+#   lab/decode_targets.sh [results/h100-decode.csv] [rung, default 06c]
 #
 # Prints one line per shape (times in µs; cuDNN's share of the copy ceiling beside the rung's) and
 # a verdict per target; exit 0 when both are met.
 set -u
 csv=${1:-results/h100-decode.csv}
-rung=${2:-06}
+rung=${2:-06c}
 [ -f "$csv" ] || { echo "no $csv" >&2; exit 2; }
 awk -F, -v rung="$rung" '
   /^#/ || $1 == "rung" { next }

@@ -13,14 +13,13 @@
 #              sweep, rung 06's targets on it (lab/decode_targets.sh) -> logs/targets06.txt
 #   ceilings   just the two ceilings
 #   check06    rung 06's variants on the GPU matrix alone, with both KV block sizes and every planner (quick)
-#   tune06     the decode sweep for 06 and 06s x KV block 64/128 x planner balanced/auto, and
-#              the read floor of every shape, and the peers -> results/<gpu>-tune06.csv
+#   ab06       lab/ab06.sh: rung 06 of this tree against another commit's (build/ab-old), one run
+#   tune06     the decode sweep for 06a/06b/06c x KV block 64/128 x planner balanced/auto, and
+#              the read floor of every shape, and the peers -> results/lab/<gpu>-tune06.csv
 #              (TUNE_BLOCKS, TUNE_PLANNERS, TUNE_VARIANTS override the lists; TUNE_PEERS=0 skips the peers)
-#   trace06    rung 06 built with -DSK_TRACE: the per-CTA timeline of one timed launch on a few decode
-#              shapes (split CTAs' entry, first tile, loop end, exit; the combine's) -> logs/trace06.txt
 #   ncu06      Nsight Compute on the same shapes: each kernel's duration and DRAM bytes -> logs/ncu06.txt
 #   flush      the decode sweep for 00, 05, 06 and the peers under both L2 flushes (ATTN_FLUSH=write,
-#              then the default write+read) -> results/<gpu>-flush.csv: what dirty L2 lines cost
+#              then the default write+read) -> results/lab/<gpu>-flush.csv: what dirty L2 lines cost
 #
 # Everything that comes back is bundled into $OUT/bundle.tar.gz (results/, logs); the short
 # summary is printed last. Set COMMIT to the commit being measured (the tree here has no .git).
@@ -71,27 +70,11 @@ for step in "$@"; do
         done
       done;;
     tune)
-      # every rung-05 configuration (fa2.cu's FA2_CFG table, in order) on the shapes of its d
-      b=build/bin/05_fa2_outer_q
-      out=$LOG/tune05.csv
-      rm -f $out
-      i=0
-      for cfg in $(grep -o 'FA2_CFG([0-9]*, [0-9]*, [0-9]*, [0-9]*, [01], [01])' 05_fa2_outer_q/fa2.cu | tr -d ' ' | sed 's/FA2_CFG(//; s/)//'); do
-        d=${cfg%%,*}
-        for c in "" --causal; do
-          for n in 1024 4096; do
-            FA2_CONFIG=$i $b --variant 05c --b $((16384 / n)) --h $((2048 / d)) --n $n --d $d $c \
-                --quiet --csv $LOG/t.csv >/dev/null 2>&1
-            tail -n 1 $LOG/t.csv | sed "s/^/$i,$(echo $cfg | awk -F, '{printf "d=%s br=%s bc=%s warps=%s async=%s swizzle=%s", $1,$2,$3,$4,$5,$6}'),/" >> $out.rows
-          done
-        done
-        i=$((i + 1))
-      done
-      { grep '^#' $LOG/t.csv; echo "cfg,config,$(grep '^rung,' $LOG/t.csv)"; cat $out.rows; } > $out
-      rm -f $out.rows $LOG/t.csv
+      # rung 05's tuning candidates and ablations (lab/tune05.cu), each on the shapes of its d
       gpu=$(build/bin/00_baseline --probe | cut -d' ' -f1)
-      mkdir -p results && cp $out results/$gpu-tune05.csv
-      awk -F, 'NR>1 && !/^#/ && !/^cfg/ {printf "tune %-2s %-22s N=%-5s causal=%s %-4s %9s ms %8s TFLOP/s\n", $1, $2, $7, $10, substr($12,1,4), $13, $16}' $out | tee -a "$summary";;
+      lab/tune05.sh $LOG/tune05.csv 2> $LOG/tune05.err | tee -a "$summary"; rc=${PIPESTATUS[0]}
+      mkdir -p results/lab && [ -s $LOG/tune05.csv ] && cp $LOG/tune05.csv results/lab/$gpu-tune05.csv
+      say "tune: exit $rc, $(grep -c ',ok,' $LOG/tune05.csv 2>/dev/null) ok rows -> results/lab/$gpu-tune05.csv";;
     ladder)
       # stop in time for the results to come back (the device call's own limit is 600 s)
       timeout --signal=INT ${LADDER_TIMEOUT:-480} make ladder > $LOG/ladder.log 2>&1; rc=$?
@@ -107,9 +90,9 @@ for step in "$@"; do
     check06)
       for blk in 64 128; do
         for pl in auto fa greedy balanced; do
-          for v in 06 06s; do
+          for v in $(build/bin/06_split_kv --list | cut -f1); do
             f=$LOG/check06-$v-$blk-$pl
-            SPLIT_BLOCK=$blk build/bin/06_split_kv --variant $v --planner $pl --sweep tests/gpu_cases.txt --no-time --quiet \
+            build/bin/06_split_kv --variant $v --kv-block $blk --planner $pl --sweep tests/gpu_cases.txt --no-time --quiet \
                 --csv $f.csv > $f.log 2>&1
             say "check06 $v block=$blk planner=$pl: exit $? ok=$(grep -c ',ok,' $f.csv) fail=$(grep -c ',FAIL' $f.csv)"
           done
@@ -122,8 +105,8 @@ for step in "$@"; do
       build/bin/00_baseline --read-floor --sweep sweeps/decode.txt --csv $out --quiet > /dev/null
       for blk in ${TUNE_BLOCKS:-64 128}; do
         for pl in ${TUNE_PLANNERS:-balanced auto}; do
-          for v in ${TUNE_VARIANTS:-06 06s}; do
-            SPLIT_BLOCK=$blk timeout 100 build/bin/06_split_kv --variant $v --planner $pl \
+          for v in ${TUNE_VARIANTS:-06a 06b 06c}; do
+            timeout 100 build/bin/06_split_kv --variant $v --kv-block $blk --planner $pl \
                 --sweep sweeps/decode.txt --csv $out --quiet > /dev/null 2>> $LOG/tune06.err
           done
         done
@@ -131,35 +114,12 @@ for step in "$@"; do
       if [ "${TUNE_PEERS:-1}" = 1 ] && python3 -c 'import torch' 2>/dev/null; then
         timeout 150 python3 tools/peers.py --sweep sweeps/decode.txt --csv $out > /dev/null 2>> $LOG/tune06.err
       fi
-      mkdir -p results && cp $out results/$gpu-tune06.csv
-      say "tune06: $(grep -c ',ok,' $out) ok rows, $(grep -c ',FAIL' $out) failed -> results/$gpu-tune06.csv";;
-    trace06)
-      # the rung's objects, with split_kv.cu rebuilt under -DSK_TRACE
-      objs=$(ls build/obj/06_split_kv/*.o build/obj/common/*.o | grep -v '/split_kv.o$')
-      nvcc -O3 -lineinfo -std=c++17 -gencode=arch=compute_90,code=sm_90 -DSK_TRACE -c 06_split_kv/split_kv.cu \
-          -o build/split_kv_trace.o && nvcc -gencode=arch=compute_90,code=sm_90 -o build/bin/trace06 \
-          build/split_kv_trace.o $objs -lcublas -Xcompiler -fopenmp -lm > $LOG/trace06.txt 2>&1
-      while read -r label env args; do
-        [ -z "$label" ] && continue
-        echo "### $label $env $args" >> $LOG/trace06.txt
-        env $env build/bin/trace06 $args --runs 50 --no-check >> $LOG/trace06.txt 2>&1
-      done <<'SHAPES'
-1x1024 SPLIT_BLOCK=128 --variant 06 --b 1 --hq 8 --hkv 1 --n 1 --m 1024 --d 128
-1x32768 SPLIT_BLOCK=128 --variant 06 --b 1 --hq 8 --hkv 1 --n 1 --m 32768 --d 128
-1x32768-bal SPLIT_BLOCK=128 --variant 06 --planner balanced --b 1 --hq 8 --hkv 1 --n 1 --m 32768 --d 128
-1x32768-512 SPLIT_BLOCK=512 --variant 06 --b 1 --hq 8 --hkv 1 --n 1 --m 32768 --d 128
-8x16384 SPLIT_BLOCK=128 --variant 06 --b 8 --hq 8 --hkv 1 --n 1 --m 16384 --d 128
-8x16384-bal SPLIT_BLOCK=128 --variant 06 --planner balanced --b 8 --hq 8 --hkv 1 --n 1 --m 16384 --d 128
-32x4096 SPLIT_BLOCK=128 --variant 06 --b 32 --hq 8 --hkv 1 --n 1 --m 4096 --d 128
-32x4096-s SPLIT_BLOCK=128 --variant 06s --b 32 --hq 8 --hkv 1 --n 1 --m 4096 --d 128
-128x1024 SPLIT_BLOCK=128 --variant 06 --b 128 --hq 8 --hkv 1 --n 1 --m 1024 --d 128
-128x32768 SPLIT_BLOCK=128 --variant 06 --b 128 --hq 8 --hkv 1 --n 1 --m 32768 --d 128
-SHAPES
-      say "trace06: $(grep -c '^###' $LOG/trace06.txt) shapes -> logs/trace06.txt";;
+      mkdir -p results/lab && cp $out results/lab/$gpu-tune06.csv
+      say "tune06: $(grep -c ',ok,' $out) ok rows, $(grep -c ',FAIL' $out) failed -> results/lab/$gpu-tune06.csv";;
     ncu06)
       : > $LOG/ncu06.txt
       for shape in "--b 1 --m 1024" "--b 1 --m 32768" "--b 8 --m 16384" "--b 32 --m 4096" "--b 128 --m 1024"; do
-        for v in 06 06s; do
+        for v in 06a 06c; do
           echo "### $v $shape" >> $LOG/ncu06.txt
           timeout 60 ncu --clock-control none --cache-control all -k regex:'split_kv_kernel|combine_kernel' --launch-count 2 \
               --metrics gpu__time_duration.sum,dram__bytes_read.sum,dram__bytes_write.sum,launch__grid_size,sm__throughput.avg.pct_of_peak_sustained_elapsed \
@@ -173,7 +133,7 @@ SHAPES
       echo "### 06 --b 128 --m 1024 warp states" >> $LOG/ncu06.txt
       timeout 90 ncu --clock-control none --cache-control all -k regex:'split_kv_kernel' --launch-count 1 \
           --section SpeedOfLight --section MemoryWorkloadAnalysis --section WarpStateStats --section Occupancy \
-          build/bin/06_split_kv --variant 06 --b 128 --hq 8 --hkv 1 --n 1 --m 1024 --d 128 --no-time >> $LOG/ncu06.txt 2>&1
+          build/bin/06_split_kv --variant 06c --b 128 --hq 8 --hkv 1 --n 1 --m 1024 --d 128 --no-time >> $LOG/ncu06.txt 2>&1
       say "ncu06: $(grep -c 'gpu__time_duration' $LOG/ncu06.txt) kernel durations -> logs/ncu06.txt";;
     flush)
       gpu=$(build/bin/00_baseline --probe | cut -d' ' -f1)
@@ -181,14 +141,18 @@ SHAPES
       rm -f $out
       for mode in write write+read; do
         for r in 00_baseline 05_fa2_outer_q 06_split_kv; do
-          ATTN_FLUSH=$mode timeout 120 build/bin/$r --sweep sweeps/decode.txt --csv $out --quiet > /dev/null 2>> $LOG/flush.err
+          timeout 120 build/bin/$r --flush $mode --sweep sweeps/decode.txt --csv $out --quiet > /dev/null 2>> $LOG/flush.err
         done
         if python3 -c 'import torch' 2>/dev/null; then
           ATTN_FLUSH=$mode timeout 150 python3 tools/peers.py --sweep sweeps/decode.txt --csv $out > /dev/null 2>> $LOG/flush.err
         fi
       done
-      mkdir -p results && cp $out results/$gpu-flush.csv
-      say "flush: $(grep -c ',ok,' $out) ok rows -> results/$gpu-flush.csv";;
+      mkdir -p results/lab && cp $out results/lab/$gpu-flush.csv
+      say "flush: $(grep -c ',ok,' $out) ok rows -> results/lab/$gpu-flush.csv";;
+    ab06)
+      OUT=$LOG lab/ab06.sh > $LOG/ab06.log 2>&1; rc=$?
+      cat $LOG/ab-check.txt $LOG/ab-table.txt 2>/dev/null | tee -a "$summary" >/dev/null
+      say "ab06: exit $rc";;
     *) say "unknown step $step";;
   esac
   say "   ($step took $(( $(date +%s) - t0 )) s)"

@@ -34,6 +34,21 @@ expect "seqlen beyond M"      2 "each must be in 1..M"       -- "$base" --b 1 --
 expect "bad seqlen dist"      2 "--seqlen-dist: expected"    -- "$base" --seqlen-dist zipf
 expect "unknown variant"      2 "--variant zz: this rung has" -- "$base" --variant zz
 expect "bad sweep line"       2 "expected B Hq Hkv N M d causal" -- "$base" --sweep tests/data/bad_sweep.txt
+expect "kv-block not x64"     2 "--kv-block: expected a multiple of 64 from 64 to 1024, got '100'" -- "$base" --kv-block 100
+expect "kv-block too big"     2 "--kv-block: expected a multiple of 64 from 64 to 1024, got '2048'" -- "$base" --kv-block 2048
+expect "bad flush"            2 "--flush: expected write or write+read, got 'read'" -- "$base" --flush read
+# Good values parse (--list then answers without a GPU).
+expect "kv-block 256 accepted" 0 "$("$base" --list | head -n 1)" -- "$base" --kv-block 256 --list
+expect "flush write accepted"  0 "$("$base" --list | head -n 1)" -- "$base" --flush write --list
+
+# --help prints the whole text, exit 0 (main() must hold all of it: it grows with the flags).
+out=$("$base" --help 2>&1); rc=$?
+if [ $rc -eq 0 ] && printf '%s\n' "$out" | tail -n 1 | grep -q 'only reads K and V)$' \
+   && printf '%s' "$out" | grep -qF -- '--flush write|write+read' && printf '%s' "$out" | grep -qF -- '--kv-block K'; then
+  echo "ok help lists --flush and --kv-block, whole"
+else
+  echo "FAIL help: exit $rc, cut or lacking --flush/--kv-block: $(printf '%s\n' "$out" | tail -n 1)"
+fi
 
 # A head dim a rung does not support: refused with "unsupported: <reason>", exit 3, even with no GPU.
 for b in "$bin"/0[0-9]_*; do

@@ -1,5 +1,6 @@
 /* cli_parse, shape_validate and sweep_line (cli.c): each class of bad argument is refused with -1
- * and one line naming it; good arguments land in the right fields. */
+ * and one line naming it; good arguments land in the right fields. Also report_extra (report.c),
+ * where what a sweep line or the command line set reaches the CSV's extra field. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -196,43 +197,45 @@ static void sweep_lines(void)
     char err[512];
     cli_defaults(&base);
     base.input_mode = INPUT_NORMAL;
-    attn_shape s;
-    int mode = -1, *lens = NULL;
+    run_case c;
+    const attn_shape *s = &c.shape;
 
-    EXPECT(sweep_line("", &base, &s, &mode, &lens, err, sizeof err) == 0);
-    EXPECT(sweep_line("   \t\n", &base, &s, &mode, &lens, err, sizeof err) == 0);
-    EXPECT(sweep_line("# B Hq Hkv N M d causal", &base, &s, &mode, &lens, err, sizeof err) == 0);
-    EXPECT(sweep_line("   # indented comment 1 2 3 4 5 6 7", &base, &s, &mode, &lens, err, sizeof err) == 0);
+    EXPECT(sweep_line("", &base, &c, err, sizeof err) == 0);
+    EXPECT(sweep_line("   \t\n", &base, &c, err, sizeof err) == 0);
+    EXPECT(sweep_line("# B Hq Hkv N M d causal", &base, &c, err, sizeof err) == 0);
+    EXPECT(sweep_line("   # indented comment 1 2 3 4 5 6 7", &base, &c, err, sizeof err) == 0);
 
-    int rc = sweep_line("2 8 2 128 256 64 1 dtype=bf16 inputs=outlier", &base, &s, &mode, &lens, err, sizeof err);
+    int rc = sweep_line("2 8 2 128 256 64 1 dtype=bf16 inputs=outlier", &base, &c, err, sizeof err);
     EXPECT_MSG(rc == 1, "full line: %d (%s)", rc, err);
-    EXPECT(s.B == 2 && s.Hq == 8 && s.Hkv == 2 && s.N == 128 && s.M == 256 && s.d == 64 && s.causal == 1);
-    EXPECT(s.dtype == ATTN_BF16 && mode == INPUT_OUTLIER && lens == NULL && s.seqlens_k == NULL);
-    EXPECT(s.scale == 0.125f);
+    EXPECT(s->B == 2 && s->Hq == 8 && s->Hkv == 2 && s->N == 128 && s->M == 256 && s->d == 64 && s->causal == 1);
+    EXPECT(s->dtype == ATTN_BF16 && c.input_mode == INPUT_OUTLIER && c.seqlens == NULL && s->seqlens_k == NULL);
+    EXPECT(s->scale == 0.125f && c.dist[0] == 0);
     EXPECT(base.shape.B == 2 && base.shape.N == 1024 && base.shape.dtype == ATTN_F16);   /* base untouched */
 
-    rc = sweep_line("1 4 4 1 4096 128 0   # decode row", &base, &s, &mode, &lens, err, sizeof err);
+    rc = sweep_line("1 4 4 1 4096 128 0   # decode row", &base, &c, err, sizeof err);
     EXPECT_MSG(rc == 1, "line with a trailing comment: %d (%s)", rc, err);
-    EXPECT(s.N == 1 && s.M == 4096 && s.d == 128 && s.causal == 0 && mode == INPUT_NORMAL);
-    EXPECT(s.dtype == ATTN_F16);
+    EXPECT(s->N == 1 && s->M == 4096 && s->d == 128 && s->causal == 0 && c.input_mode == INPUT_NORMAL);
+    EXPECT(s->dtype == ATTN_F16);
 
-    rc = sweep_line("3 2 1 1 32 64 0 seqlens=5,32,1 expect=ok", &base, &s, &mode, &lens, err, sizeof err);
+    rc = sweep_line("3 2 1 1 32 64 0 seqlens=5,32,1 expect=ok", &base, &c, err, sizeof err);
     EXPECT_MSG(rc == 1, "seqlens line: %d (%s)", rc, err);
-    EXPECT(lens && s.seqlens_k == lens && lens[0] == 5 && lens[1] == 32 && lens[2] == 1);
-    free(lens); lens = NULL;
+    EXPECT(c.seqlens && s->seqlens_k == c.seqlens && c.seqlens[0] == 5 && c.seqlens[1] == 32 && c.seqlens[2] == 1);
+    EXPECT(c.dist[0] == 0);                                       /* given, not drawn */
+    free(c.seqlens);
 
-    rc = sweep_line("4 2 2 8 20 32 1 dist=equal", &base, &s, &mode, &lens, err, sizeof err);
+    rc = sweep_line("4 2 2 8 20 32 1 dist=equal", &base, &c, err, sizeof err);
     EXPECT_MSG(rc == 1, "dist line: %d (%s)", rc, err);
-    for (int b = 0; lens && b < 4; b++) EXPECT(lens[b] == 20);
-    free(lens); lens = NULL;
+    for (int b = 0; c.seqlens && b < 4; b++) EXPECT(c.seqlens[b] == 20);
+    EXPECT_MSG(!strcmp(c.dist, "equal"), "dist line: dist '%s', expected 'equal'", c.dist);
+    free(c.seqlens);
 
     /* the base's dtype and input mode carry over unless the line names its own */
     base.shape.dtype = ATTN_BF16;
     base.input_mode = INPUT_OUTLIER;
-    rc = sweep_line("1 2 2 8 8 64 0", &base, &s, &mode, &lens, err, sizeof err);
-    EXPECT(rc == 1 && s.dtype == ATTN_BF16 && mode == INPUT_OUTLIER);
-    rc = sweep_line("1 2 2 8 8 64 0 dtype=f16 inputs=normal", &base, &s, &mode, &lens, err, sizeof err);
-    EXPECT(rc == 1 && s.dtype == ATTN_F16 && mode == INPUT_NORMAL);
+    rc = sweep_line("1 2 2 8 8 64 0", &base, &c, err, sizeof err);
+    EXPECT(rc == 1 && s->dtype == ATTN_BF16 && c.input_mode == INPUT_OUTLIER);
+    rc = sweep_line("1 2 2 8 8 64 0 dtype=f16 inputs=normal", &base, &c, err, sizeof err);
+    EXPECT(rc == 1 && s->dtype == ATTN_F16 && c.input_mode == INPUT_NORMAL);
     base.shape.dtype = ATTN_F16;
     base.input_mode = INPUT_NORMAL;
 
@@ -253,12 +256,11 @@ static void sweep_lines(void)
         {"1 2 2 8 8 64 0 dist=zipf", "dist=zipf"},
     };
     for (size_t t = 0; t < sizeof bad / sizeof bad[0]; t++) {
-        lens = NULL;
         err[0] = 0;
-        rc = sweep_line(bad[t].line, &base, &s, &mode, &lens, err, sizeof err);
+        rc = sweep_line(bad[t].line, &base, &c, err, sizeof err);
         EXPECT_MSG(rc == -1, "'%s': %d, expected -1", bad[t].line, rc);
         EXPECT_MSG(strstr(err, bad[t].want) != NULL, "'%s': message '%s' lacks '%s'", bad[t].line, err, bad[t].want);
-        free(lens);
+        free(c.seqlens);
     }
 }
 
@@ -272,13 +274,129 @@ static void sweep_long_line(void)
     int n = snprintf(line, sizeof line, "199 1 1 1 50000 64 0 seqlens=");
     for (int b = 0; b < 199; b++) n += snprintf(line + n, sizeof line - n, "%s%d", b ? "," : "", b == 198 ? 49999 : 1000);
     EXPECT(n == 1024);
-    attn_shape s;
-    int mode, *lens = NULL;
-    int rc = sweep_line(line, &base, &s, &mode, &lens, err, sizeof err);
-    EXPECT_MSG(rc == -1 || (rc == 1 && lens && lens[198] == 49999),
+    run_case c;
+    int rc = sweep_line(line, &base, &c, err, sizeof err);
+    EXPECT_MSG(rc == -1 || (rc == 1 && c.seqlens && c.seqlens[198] == 49999),
                "a %d-char line returned %d with last seqlen %d (written 49999): the line was truncated",
-               n, rc, rc == 1 && lens ? lens[198] : -1);
-    free(lens);
+               n, rc, rc == 1 && c.seqlens ? c.seqlens[198] : -1);
+    free(c.seqlens);
+}
+
+/* --kv-block: rung 06's keys per KV block, a multiple of 64 in 64..1024; 0 (unset) means the rung's own. */
+static void cli_kv_block(void)
+{
+    cli_opts o;
+    char err[512];
+    EXPECT(parse("", &o, err, sizeof err) == 0 && o.kv_block == 0);
+    EXPECT(parse("--kv-block 64", &o, err, sizeof err) == 0 && o.kv_block == 64);
+    EXPECT(parse("--kv-block 128", &o, err, sizeof err) == 0 && o.kv_block == 128);
+    EXPECT(parse("--kv-block 1024", &o, err, sizeof err) == 0 && o.kv_block == 1024);
+    const char *want = "--kv-block: expected a multiple of 64 from 64 to 1024, got";
+    expect_refused("--kv-block 100", want);
+    expect_refused("--kv-block 0", want);
+    expect_refused("--kv-block 32", want);
+    expect_refused("--kv-block 1088", want);
+    expect_refused("--kv-block -64", want);
+    expect_refused("--kv-block 12x", "got '12x'");
+    expect_refused("--kv-block", "got ''");
+}
+
+/* --flush: write+read (the default) or write; anything else is refused. */
+static void cli_flush(void)
+{
+    cli_opts o;
+    char err[512];
+    EXPECT(parse("", &o, err, sizeof err) == 0 && o.flush == FLUSH_WRITE_READ);
+    EXPECT(parse("--flush write", &o, err, sizeof err) == 0 && o.flush == FLUSH_WRITE);
+    EXPECT(parse("--flush write --flush write+read", &o, err, sizeof err) == 0 && o.flush == FLUSH_WRITE_READ);
+    expect_refused("--flush read", "--flush: expected write or write+read, got 'read'");
+    expect_refused("--flush Write", "--flush: expected write or write+read");
+    expect_refused("--flush", "--flush: expected write or write+read, got ''");
+}
+
+/* --help names the flags a learner may want, with their values. */
+static void cli_help_lists_flags(void)
+{
+    cli_opts o;
+    char err[CLI_ERR_MAX + 1];
+    EXPECT(parse("--help", &o, err, sizeof err) == 1);
+    /* the whole text fits in what main() gives it (a cut one would end mid-word) */
+    EXPECT_MSG(strlen(err) < CLI_ERR_MAX - 1, "--help is %zu chars; main() holds %d", strlen(err), CLI_ERR_MAX - 1);
+    EXPECT_MSG(strstr(err, "only reads K and V)") != NULL, "--help lost its end: %s", err);
+    EXPECT_MSG(strstr(err, "--flush write|write+read") != NULL, "--help lacks --flush: %s", err);
+    EXPECT_MSG(strstr(err, "--kv-block K") != NULL, "--help lacks --kv-block: %s", err);
+    EXPECT_MSG(strstr(err, "--planner NAME") != NULL, "--help lacks --planner: %s", err);
+}
+
+static void describe_stub(const attn_shape *s, const attn_env *env, char *buf, size_t len)
+{
+    (void)s;
+    snprintf(buf, len, "planner=%s;block=%d", env->planner ? env->planner : "auto", env->kv_block);
+}
+
+/* The row's extra field: what the plots read from it. A batch whose lengths were drawn from a
+ * distribution names it (dist=, as on the sweep line); given lengths do not; the sum and max follow. */
+static void report_extra_fields(void)
+{
+    cli_opts base;
+    char err[512], extra[1024];
+    cli_defaults(&base);
+    run_case c;
+    EXPECT(sweep_line("4 2 2 1 20 32 0 dist=equal inputs=outlier", &base, &c, err, sizeof err) == 1);
+    report_row row;
+    memset(&row, 0, sizeof row);
+    row.shape = c.shape;
+    row.checked = 1;
+    row.c.rows_checked = 8;
+    row.c.rows_total = 8;
+    row.timed = 1;
+    row.t.runs = 20;
+    row.t.warmups = 3;
+    rung r;
+    memset(&r, 0, sizeof r);
+    r.describe = describe_stub;
+    attn_env env;
+    memset(&env, 0, sizeof env);
+    env.planner = "balanced";
+    env.kv_block = 64;
+    report_extra(&row, &c, "write+read", &r, &env, extra, sizeof extra);
+    const char *want = "checked=all:8/8;runs=20;warmups=3;flush=write+read;inputs=outlier;"
+                       "planner=balanced;block=64;dist=equal;seqlens_sum=80;seqlens_max=20;";
+    EXPECT_MSG(!strcmp(extra, want), "extra '%s', expected '%s'", extra, want);
+    free(c.seqlens);
+
+    /* the command line's --seqlen-dist names it too */
+    cli_opts o;
+    EXPECT(parse("--b 3 --m 50 --seqlen-dist uniform", &o, err, sizeof err) == 0);
+    run_case one = {o.shape, o.input_mode, o.seqlens, ""};
+    snprintf(one.dist, sizeof one.dist, "%s", o.seqlen_dist);
+    memset(&row, 0, sizeof row);
+    row.shape = one.shape;
+    report_extra(&row, &one, "write", NULL, &env, extra, sizeof extra);
+    EXPECT_MSG(!strncmp(extra, "dist=uniform;seqlens_sum=", 25), "extra '%s' lacks dist=uniform first", extra);
+    free(o.seqlens);
+
+    /* given lengths: no dist=; equal lengths (no seqlens): neither */
+    EXPECT(sweep_line("2 2 2 1 20 32 0 seqlens=5,20", &base, &c, err, sizeof err) == 1);
+    row.shape = c.shape;
+    row.timed = 1;
+    row.t.runs = 20;
+    row.t.warmups = 3;
+    report_extra(&row, &c, "write", NULL, &env, extra, sizeof extra);
+    EXPECT_MSG(!strcmp(extra, "runs=20;warmups=3;flush=write;seqlens_sum=25;seqlens_max=20;"), "extra '%s'", extra);
+    free(c.seqlens);
+    EXPECT(sweep_line("2 2 2 1 20 32 0", &base, &c, err, sizeof err) == 1);
+    row.shape = c.shape;
+    row.timed = 0;
+    report_extra(&row, &c, "write", NULL, &env, extra, sizeof extra);
+    EXPECT_MSG(extra[0] == 0, "extra '%s', expected empty", extra);
+
+    /* a buffer too small keeps what fits, terminated */
+    EXPECT(sweep_line("4 2 2 1 20 32 0 dist=longtail", &base, &c, err, sizeof err) == 1);
+    row.shape = c.shape;
+    report_extra(&row, &c, "write", &r, &env, extra, 16);
+    EXPECT_MSG(strlen(extra) < 16, "extra '%s' overran 16 bytes", extra);
+    free(c.seqlens);
 }
 
 const test_case TESTS_cli[] = {
@@ -293,5 +411,9 @@ const test_case TESTS_cli[] = {
     {"cli: shape_validate names what is wrong", shape_validate_direct},
     {"cli: sweep_line (blank/comment 0, full line 1 with fields, short/bad line -1)", sweep_lines},
     {"cli: sweep_line refuses or fully parses a line longer than 1023 chars (no silent truncation)", sweep_long_line},
+    {"cli: --kv-block takes a multiple of 64 in 64..1024 and refuses the rest", cli_kv_block},
+    {"cli: --flush takes write or write+read (default) and refuses the rest", cli_flush},
+    {"cli: --help lists --flush, --kv-block and --planner", cli_help_lists_flags},
+    {"report: the extra field names dist= for drawn lengths, then seqlens_sum/max", report_extra_fields},
     {NULL, NULL},
 };

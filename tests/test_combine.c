@@ -1,6 +1,6 @@
 /* Rung 06's combine math (06_split_kv/combine.h): a row's keys cut into pieces, each piece's
- * (o_c, lse_c) from the definition in float64, merged in float by combine_weights and by the
- * one-pass lanes (combine_online_add, combine_lane_factor), must give the unsplit row; masked pieces (lse_c = -inf) weigh nothing; a fully masked row gives O = 0,
+ * (o_c, lse_c) from the definition in float64, merged in float by combine_weights, must give the
+ * unsplit row; masked pieces (lse_c = -inf) weigh nothing; a fully masked row gives O = 0,
  * LSE = -inf. */
 #include <math.h>
 #include <stdint.h>
@@ -96,47 +96,24 @@ static void combine_matches_unsplit(void)
             o[i] = 0.0f;
             for (int c = 0; c < np; c++) o[i] += w[c] * oc[c][i];
         }
-        /* the one-pass form: 1 to 4 lanes, lane q folding in pieces q, q + lanes, ... */
-        const int lanes = 1 + (int)(rng() % 4);
-        md_t lane_st[4], all = md_identity();
-        float acc[4][D], o1[D];
-        for (int q = 0; q < lanes; q++) {
-            lane_st[q] = md_identity();
-            for (int i = 0; i < D; i++) acc[q][i] = 0.0f;
-            for (int c = q; c < np; c += lanes) {
-                float wc, sc = combine_online_add(&lane_st[q], lse[c], &wc);
-                for (int i = 0; i < D; i++) acc[q][i] = acc[q][i] * sc + wc * oc[c][i];
-            }
-            all = md_merge(all, lane_st[q]);
-        }
-        for (int i = 0; i < D; i++) {
-            o1[i] = 0.0f;
-            for (int q = 0; q < lanes; q++) o1[i] += acc[q][i] * combine_lane_factor(lane_st[q], all);
-        }
-        const float L1 = md_lse(all);
         for (int c = 0; c < np; c++)
             EXPECT_MSG(w[c] >= 0.0f && w[c] <= 1.0f && (lse[c] != -INFINITY || w[c] == 0.0f),
                        "row %d: weight %g for lse %g", it, w[c], lse[c]);
         if (lse_ref == -INFINITY) {
             masked_rows++;
-            EXPECT_MSG(L == -INFINITY && L1 == -INFINITY, "row %d fully masked: LSE %g, one-pass %g", it, L, L1);
-            for (int i = 0; i < D; i++)
-                EXPECT_MSG(o[i] == 0.0f && o1[i] == 0.0f, "row %d fully masked: o[%d] = %g, one-pass %g", it, i, o[i], o1[i]);
+            EXPECT_MSG(L == -INFINITY, "row %d fully masked: LSE %g", it, L);
+            for (int i = 0; i < D; i++) EXPECT_MSG(o[i] == 0.0f, "row %d fully masked: o[%d] = %g", it, i, o[i]);
             continue;
         }
-        double num = 0.0, num1 = 0.0, den = 0.0;
+        double num = 0.0, den = 0.0;
         for (int i = 0; i < D; i++) {
             num += (o[i] - o_ref[i]) * (o[i] - o_ref[i]);
-            num1 += (o1[i] - o_ref[i]) * (o1[i] - o_ref[i]);
             den += o_ref[i] * o_ref[i];
         }
-        double rel = sqrt(num / den), rel1 = sqrt(num1 / den);
+        double rel = sqrt(num / den);
         EXPECT_MSG(rel < 1e-5, "row %d (%d keys, %d pieces): rel err of O %.3g", it, nk, np, rel);
-        EXPECT_MSG(rel1 < 1e-5, "row %d (%d keys, %d pieces, %d lanes): one-pass rel err of O %.3g", it, nk, np, lanes, rel1);
         EXPECT_MSG(fabs(L - lse_ref) <= 1e-5 * fmax(1.0, fabs(lse_ref)),
                    "row %d: LSE %.9g, expected %.9g", it, L, lse_ref);
-        EXPECT_MSG(fabs(L1 - lse_ref) <= 1e-5 * fmax(1.0, fabs(lse_ref)),
-                   "row %d: one-pass LSE %.9g, expected %.9g", it, L1, lse_ref);
     }
     EXPECT_MSG(masked_pieces > 100 && masked_rows > 100, "only %d masked pieces, %d masked rows",
                masked_pieces, masked_rows);

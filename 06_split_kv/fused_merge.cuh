@@ -1,0 +1,116 @@
+/* Variant 06b: the fused merge. Against 06a, one change: a sequence split into at most
+ * SK_FUSE_MAX partials is merged inside the split kernel, by the CTA that writes its last partial,
+ * so there is no second launch and no wait for the whole split kernel to end. Sequences with
+ * more partials go to 06a's combine kernel, as before (one CTA merging many would be slow).
+ *
+ * The hand-off: each thread's partial stores are made visible device-wide (__threadfence) before
+ * thread 0 counts this partial in with an atomic; the CTA that brings the count to n then reads
+ * all n partials through L2 (__ldcg: other CTAs of this launch wrote them, and an SM's L1 does not
+ * see other SMs' writes). It puts the counter back to 0 for the next launch: no other CTA touches
+ * it once it has reached n.
+ *
+ * Compiled into split_kv.cu's translation unit (it instantiates that file's kernel). */
+
+#define SK_FUSE_MAX 4             /* 8 was slower at B = 1 (README, "tried, not kept") */
+
+/* One (row, 4 columns) pair of a split sequence: merges its n <= NMAX partial LSEs l and pieces x
+ * of O in the order k = 0, 1, ...: their {m, d}, then the weights combine_weight() (combine.h, the
+ * code the CPU test checks against the unsplit softmax); the fixed order gives the same bits
+ * whichever CTA merges. Writes the 4 halves at dst and, when lse_out is not NULL, the row's LSE.
+ * 06c's cluster merge uses it too. */
+template <int NMAX>
+__device__ __forceinline__ void merge_pair(const float *l, const float4 *x, int n, __half *dst, float *lse_out)
+{
+    md_t st = md_identity();
+#pragma unroll
+    for (int k = 0; k < NMAX; k++)
+        if (k < n) st = md_merge(st, md_of(l[k]));
+    float4 acc = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+#pragma unroll
+    for (int k = 0; k < NMAX; k++)
+        if (k < n) {
+            const float w = combine_weight(l[k], st);
+            acc.x += w * x[k].x; acc.y += w * x[k].y; acc.z += w * x[k].z; acc.w += w * x[k].w;
+        }
+    store_half4(dst, acc);
+    if (lse_out) *lse_out = md_lse(st);
+}
+
+template <int D, int RG>
+struct merge_fused : merge_later<D, RG> {   /* partials are written as in 06a; then: */
+    static __device__ __forceinline__ void finish(const sk_params &p, const sk_plan &plan, const sk_out &s)
+    {
+        if (s.part < 0) return;
+        __threadfence();
+        __syncthreads();
+        if (threadIdx.x == 0) {
+            const int n = plan.seq_part[s.seq + 1] - plan.seq_part[s.seq];
+            *s.s_flag = atomicAdd(plan.seq_count + s.seq, 1) == n - 1;
+            if (*s.s_flag) plan.seq_count[s.seq] = 0;
+        }
+        __syncthreads();
+        if (*s.s_flag) {
+            __threadfence();
+            merge_sequence(p, plan, s);
+        }
+    }
+
+    /* Each thread takes two (row, 4 adjacent columns) pairs at a time and loads their n partial
+     * LSEs and n float4 pieces of O before it does any arithmetic, so the two pairs cost one round
+     * trip to L2, not 2n (a row group of 8 rows at d = 128 is 256 pairs: one round trip for 128
+     * threads). */
+    static __device__ __forceinline__ void merge_sequence(const sk_params &p, const sk_plan &plan, const sk_out &s)
+    {
+        constexpr int CG = D / 4, PAIRS = 2;
+        const int p0 = plan.seq_part[s.seq], n = plan.seq_part[s.seq + 1] - p0;
+        for (int base = 0; base < s.n_rows * CG; base += PAIRS * SK_THREADS) {
+            float lse[PAIRS][SK_FUSE_MAX];
+            float4 x[PAIRS][SK_FUSE_MAX];
+#pragma unroll
+            for (int i = 0; i < PAIRS; i++) {
+                const int e = base + i * SK_THREADS + threadIdx.x, r = e / CG, c = (e % CG) * 4;
+#pragma unroll
+                for (int k = 0; k < SK_FUSE_MAX; k++)
+                    if (k < n && r < s.n_rows) {
+                        lse[i][k] = __ldcg(plan.part_lse + (size_t)(p0 + k) * RG + r);
+                        x[i][k] = __ldcg(reinterpret_cast<const float4 *>(plan.part_o + ((size_t)(p0 + k) * RG + r) * D + c));
+                    }
+            }
+#pragma unroll
+            for (int i = 0; i < PAIRS; i++) {
+                const int e = base + i * SK_THREADS + threadIdx.x, r = e / CG, c = (e % CG) * 4;
+                if (r < s.n_rows)
+                    merge_pair<SK_FUSE_MAX>(lse[i], x[i], n, p.o + (s.q_row0 + r) * D + c, c == 0 ? p.lse + s.q_row0 + r : NULL);
+            }
+        }
+    }
+};
+
+/* Launches 06b's fused kernel when every split sequence has at most SK_FUSE_MAX partials, else
+ * 06a's launches. The kernel's shared-memory size is set once per plan. */
+static const char *sk_fused_or_combine(const attn_args *a, cudaStream_t st, const sk_variant *v, const plan_device *pd,
+                                       const sk_params *p, const sk_plan *dp)
+{
+    if (pd->max_parts == 0 || pd->max_parts > SK_FUSE_MAX) return sk_split_then_combine(a, st, v, pd, p, dp);
+    const sk_kernel_fn k = sk_kernel<merge_fused>(&v->pk);
+    static int gen = -1;
+    if (gen != pd->gen) {
+        RUNG_CUDA(cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)v->pk.smem));
+        gen = pd->gen;
+    }
+    k<<<pd->plan.n_ctas, SK_THREADS, v->pk.smem, st>>>(*p, *dp);
+    RUNG_LAUNCHED(split_kv_kernel);
+    return NULL;
+}
+
+static const char *merge_06b(const split_plan *pl, const attn_env *, const plan_kernel *)
+{
+    return plan_max_parts(pl) <= SK_FUSE_MAX ? "fused" : "kernel";
+}
+
+static const rung rung_06b = {
+    "06b", "split-KV + fused merge",
+    "06a + a sequence split into <= 4 partials is merged by the CTA that writes its last partial "
+    "(no second kernel); more partials: the combine kernel",
+    sk_unsupported, sk_workspace, sk_run<sk_fused_or_combine>, sk_describe<merge_06b>,
+};

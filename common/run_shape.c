@@ -1,0 +1,197 @@
+/* One shape through the rung:
+ *
+ *   refuse what the rung cannot run -> fit in memory -> seeded inputs -> poison O and LSE with NaN
+ *   -> run once and check against the float64 reference -> time (events, L2 flushed before every
+ *   launch) -> check that the last timed run produced the same bits as the first -> report. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "driver.h"
+#include "check_cuda.h"
+#include "half.h"
+
+typedef struct launch_ctx {
+    driver *D;
+    attn_args a;
+    size_t o_bytes, lse_bytes;
+} launch_ctx;
+
+static const char *prepare(void *p, cudaStream_t st)
+{
+    launch_ctx *c = p;
+    RUNG_CUDA(cudaMemsetAsync(c->a.o, 0xff, c->o_bytes, st));        /* NaN in f16, bf16 and f32 */
+    RUNG_CUDA(cudaMemsetAsync(c->a.lse, 0xff, c->lse_bytes, st));
+    return l2_flush(c->D->flush, c->D->flush_bytes, c->D->opt.flush, st);
+}
+
+static const char *launch(void *p, cudaStream_t st)
+{
+    launch_ctx *c = p;
+    return c->D->r->run(&c->a, st);
+}
+
+/* --save DIR: O as float16 (bfloat16 widened to float32, which numpy reads), LSE as float32. */
+static void save_outputs(const driver *D, const attn_shape *s, const uint16_t *ho, const float *hl)
+{
+    char path[1024];
+    int od[4] = {s->B, s->Hq, s->N, s->d}, ld[3] = {s->B, s->Hq, s->N};
+    snprintf(path, sizeof path, "%s/o.npy", D->opt.save);
+    int bad = 0;
+    if (s->dtype == ATTN_F16) {
+        bad |= npy_save_f16(path, ho, od, 4);
+    } else {
+        float *of = malloc(sizeof(float) * attn_q_elems(s));
+        for (size_t i = 0; i < attn_q_elems(s); i++) of[i] = elem_to_f32(s->dtype, ho[i]);
+        bad |= npy_save_f32(path, of, od, 4);
+        free(of);
+    }
+    snprintf(path, sizeof path, "%s/lse.npy", D->opt.save);
+    bad |= npy_save_f32(path, hl, ld, 3);
+    if (bad) fprintf(stderr, "--save %s: could not write o.npy / lse.npy\n", D->opt.save);
+}
+
+int run_shape(driver *D, const run_case *rc, uint16_t *const loaded[3], double *first_ms_out)
+{
+    attn_shape s = rc->shape;
+    char why[512] = "", status[700], extra[1024];
+    report_row row;
+    memset(&row, 0, sizeof row);
+    row.rung = D->r->id;
+    row.shape = s;
+    row.status = status;
+    row.extra = extra;
+    extra[0] = 0;
+    *first_ms_out = 0.0;
+
+    if (D->r->unsupported(&s, &D->env, why, sizeof why)) {
+        snprintf(status, sizeof status, "unsupported: %s", why);
+        emit(D, &row);
+        return ST_UNSUPPORTED;
+    }
+    row.workspace_bytes = D->r->workspace_bytes(&s, &D->env);
+    if (!D->have_device) return ST_OK;
+
+    size_t qb = attn_q_elems(&s) * 2, kvb = attn_kv_elems(&s) * 2, lseb = attn_lse_elems(&s) * 4;
+    size_t need = 2 * qb + 2 * kvb + lseb + (s.seqlens_k ? sizeof(int) * s.B : 0);
+    size_t freeb, totalb;
+    CUDA_CHECK(cudaMemGetInfo(&freeb, &totalb));
+    if (need + ((size_t)64 << 20) > freeb) {
+        snprintf(status, sizeof status, "unsupported: Q, K, V, O and LSE need %.2f GiB, %.2f GiB free",
+                 gib((double)need), gib((double)freeb));
+        if (D->opt.sweep) emit(D, &row);   /* a sweep records it; a single shape is a usage error */
+        else fprintf(stderr, "error: the shape needs %.2f GiB of device memory for Q, K, V, O and LSE; "
+                             "%.2f GiB free\n", gib((double)need), gib((double)freeb));
+        return ST_TOO_BIG;
+    }
+    if (row.workspace_bytes + need + ((size_t)64 << 20) > freeb) {
+        snprintf(status, sizeof status, "unsupported: workspace needs %.2f GiB, %.2f GiB free after the inputs",
+                 gib((double)row.workspace_bytes), gib((double)(freeb - need)));
+        emit(D, &row);
+        return ST_UNSUPPORTED;
+    }
+
+    /* inputs */
+    uint16_t *hq, *hk, *hv;
+    if (loaded) {
+        hq = loaded[0]; hk = loaded[1]; hv = loaded[2];
+    } else {
+        hq = malloc(qb); hk = malloc(kvb); hv = malloc(kvb);
+        if (!hq || !hk || !hv) { fprintf(stderr, "host memory: cannot hold the inputs\n"); exit(EXIT_USAGE); }
+        make_inputs(&s, D->opt.seed, rc->input_mode, hq, hk, hv);
+    }
+    uint16_t *ho = malloc(qb), *ho2 = malloc(qb);
+    float *hl = malloc(lseb), *hl2 = malloc(lseb);
+
+    launch_ctx c;
+    memset(&c, 0, sizeof c);
+    c.D = D;
+    c.o_bytes = qb;
+    c.lse_bytes = lseb;
+    c.a.shape = s;
+    c.a.env = D->env;
+    c.a.blas = D->blas;
+    void *dq, *dk, *dv, *dout, *dws = NULL;
+    float *dlse;
+    int *dseq = NULL;
+    CUDA_CHECK(cudaMalloc(&dq, qb));
+    CUDA_CHECK(cudaMalloc(&dk, kvb));
+    CUDA_CHECK(cudaMalloc(&dv, kvb));
+    CUDA_CHECK(cudaMalloc(&dout, qb));
+    CUDA_CHECK(cudaMalloc((void **)&dlse, lseb));
+    if (row.workspace_bytes) CUDA_CHECK(cudaMalloc(&dws, row.workspace_bytes));
+    if (s.seqlens_k) {
+        CUDA_CHECK(cudaMalloc((void **)&dseq, sizeof(int) * s.B));
+        CUDA_CHECK(cudaMemcpy(dseq, s.seqlens_k, sizeof(int) * s.B, cudaMemcpyHostToDevice));
+    }
+    CUDA_CHECK(cudaMemcpy(dq, hq, qb, cudaMemcpyHostToDevice));
+    CUDA_CHECK(cudaMemcpy(dk, hk, kvb, cudaMemcpyHostToDevice));
+    CUDA_CHECK(cudaMemcpy(dv, hv, kvb, cudaMemcpyHostToDevice));
+    c.a.q = dq; c.a.k = dk; c.a.v = dv; c.a.o = dout; c.a.lse = dlse;
+    c.a.workspace = dws;
+    c.a.workspace_bytes = row.workspace_bytes;
+    c.a.seqlens_k = dseq;
+
+    bench_job job = {prepare, launch, &c};
+    int result = ST_OK;
+    double first_ms = 0.0;
+    const char *err = bench_once(&job, D->st, &first_ms);
+    if (!err) {
+        cudaError_t e = cudaStreamSynchronize(D->st);
+        if (e != cudaSuccess) err = rung_error(__FILE__, __LINE__, "first launch", cudaGetErrorString(e));
+    }
+    if (err) {
+        snprintf(status, sizeof status, "FAIL: %s", err);
+        result = ST_FAIL;
+        /* a sticky error (illegal address) leaves the context unusable: report and stop */
+        emit(D, &row);
+        if (cudaDeviceSynchronize() != cudaSuccess) exit(EXIT_FAIL);
+        goto done;
+    }
+    *first_ms_out = first_ms;
+    CUDA_CHECK(cudaMemcpy(ho, dout, qb, cudaMemcpyDeviceToHost));
+    CUDA_CHECK(cudaMemcpy(hl, dlse, lseb, cudaMemcpyDeviceToHost));
+    if (D->opt.check) {
+        check_output(&s, hq, hk, hv, ho, hl, D->opt.check_budget, D->opt.seed, &row.c);
+        row.checked = 1;
+    }
+    if (D->opt.no_time) {
+        double again;
+        err = bench_once(&job, D->st, &again);
+    } else {
+        err = bench_time(&job, D->st, D->opt.warmups, D->opt.runs, first_ms, &row.t);
+    }
+    if (err) {
+        snprintf(status, sizeof status, "FAIL: %s", err);
+        result = ST_FAIL;
+        emit(D, &row);
+        if (cudaDeviceSynchronize() != cudaSuccess) exit(EXIT_FAIL);
+        goto done;
+    }
+    row.timed = !D->opt.no_time;
+    /* Same inputs, same bits: a difference between the first and the last launch is a race. */
+    CUDA_CHECK(cudaMemcpy(ho2, dout, qb, cudaMemcpyDeviceToHost));
+    CUDA_CHECK(cudaMemcpy(hl2, dlse, lseb, cudaMemcpyDeviceToHost));
+    int same = memcmp(ho, ho2, qb) == 0 && memcmp(hl, hl2, lseb) == 0;
+
+    if (row.checked && !row.c.pass) {
+        snprintf(status, sizeof status, "FAIL: %s", row.c.why);
+        result = ST_FAIL;
+    } else if (!same) {
+        snprintf(status, sizeof status, "FAIL: output changed between launches on the same inputs (a race?)");
+        result = ST_FAIL;
+    } else {
+        snprintf(status, sizeof status, "ok");
+    }
+    report_extra(&row, rc, l2_flush_name(D->opt.flush), D->r, &D->env, extra, sizeof extra);
+    emit(D, &row);
+
+    if (D->opt.save) save_outputs(D, &s, ho, hl);
+
+done:
+    cudaFree(dq); cudaFree(dk); cudaFree(dv); cudaFree(dout); cudaFree(dlse);
+    if (dws) cudaFree(dws);
+    if (dseq) cudaFree(dseq);
+    if (!loaded) { free(hq); free(hk); free(hv); }
+    free(ho); free(ho2); free(hl); free(hl2);
+    return result;
+}

@@ -1,0 +1,114 @@
+/* --sweep FILE: every shape of a sweep file, smallest first, one report row each. A shape whose
+ * first launch takes longer than --too-slow seconds marks every larger one "skipped: too slow",
+ * so that a slow rung does not spend hours on the largest shapes. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "driver.h"
+
+typedef struct sweep_item {
+    run_case c;
+    double flops;
+    int order;
+} sweep_item;
+
+static int by_flops(const void *a, const void *b)
+{
+    const sweep_item *x = a, *y = b;
+    if (x->flops != y->flops) return x->flops < y->flops ? -1 : 1;
+    return x->order - y->order;
+}
+
+/* Reads and validates every line of the sweep file (no GPU needed); sorted smallest first, so that
+ * the too-slow rule of run_sweep can stop before the largest shapes. NULL on error (printed). */
+static sweep_item *sweep_read(driver *D, int *count)
+{
+    FILE *f = fopen(D->opt.sweep, "r");
+    if (!f) {
+        fprintf(stderr, "error: --sweep %s: cannot open\n", D->opt.sweep);
+        return NULL;
+    }
+    sweep_item *items = NULL;
+    int n = 0, cap = 0, lineno = 0;
+    static char line[SWEEP_LINE_MAX + 1];
+    char err[512];
+    while (fgets(line, sizeof line, f)) {
+        lineno++;
+        if (!strchr(line, '\n') && !feof(f)) {
+            fprintf(stderr, "error: %s:%d: line longer than %d characters\n", D->opt.sweep, lineno, SWEEP_LINE_MAX - 1);
+            fclose(f);
+            free(items);
+            return NULL;
+        }
+        sweep_item it;
+        memset(&it, 0, sizeof it);
+        int k = sweep_line(line, &D->opt, &it.c, err, sizeof err);
+        if (k < 0) {
+            fprintf(stderr, "error: %s:%d: %s\n", D->opt.sweep, lineno, err);
+            fclose(f);
+            free(items);
+            return NULL;
+        }
+        if (k == 0) continue;
+        it.flops = attn_flops(&it.c.shape);
+        it.order = n;
+        if (n == cap) items = realloc(items, sizeof(sweep_item) * (cap = cap ? 2 * cap : 64));
+        items[n++] = it;
+    }
+    fclose(f);
+    qsort(items, n, sizeof(sweep_item), by_flops);
+    *count = n;
+    return items;
+}
+
+int sweep_check(driver *D)
+{
+    int n;
+    sweep_item *items = sweep_read(D, &n);
+    if (!items) return -1;
+    for (int i = 0; i < n; i++) free(items[i].c.seqlens);
+    free(items);
+    return 0;
+}
+
+int run_sweep(driver *D)
+{
+    int n;
+    sweep_item *items = sweep_read(D, &n);
+    if (!items) return EXIT_USAGE;
+
+    int failed = 0;
+    double slow_flops = INFINITY, slow_s = 0.0;
+    char slow_at[128] = "";
+    for (int i = 0; i < n; i++) {
+        attn_shape *s = &items[i].c.shape;
+        if (!D->opt.quiet)
+            fprintf(stderr, "[%s %d/%d] B=%d Hq=%d Hkv=%d N=%d M=%d d=%d causal=%d\n", D->r->id, i + 1, n,
+                    s->B, s->Hq, s->Hkv, s->N, s->M, s->d, s->causal);
+        if (items[i].flops >= slow_flops) {
+            char status[300];
+            report_row row;
+            memset(&row, 0, sizeof row);
+            row.rung = D->r->id;
+            row.shape = *s;
+            snprintf(status, sizeof status, "skipped: too slow (one run took %.1f s at %s)", slow_s, slow_at);
+            row.status = status;
+            row.extra = "";
+            emit(D, &row);
+            free(items[i].c.seqlens);
+            continue;
+        }
+        double first_ms;
+        int st = run_one(D, &items[i].c, NULL, &first_ms);
+        if (st == ST_FAIL) failed++;
+        if (first_ms > D->opt.too_slow_s * 1000.0 && items[i].flops < slow_flops) {
+            slow_flops = items[i].flops;
+            slow_s = first_ms * 1e-3;
+            snprintf(slow_at, sizeof slow_at, "B=%d N=%d M=%d d=%d causal=%d", s->B, s->N, s->M, s->d, s->causal);
+        }
+        free(items[i].c.seqlens);
+    }
+    free(items);
+    return failed ? EXIT_FAIL : EXIT_OK;
+}
