@@ -18,7 +18,7 @@
 #              the read floor of every shape, and the peers -> results/lab/<gpu>-tune06.csv
 #              (TUNE_BLOCKS, TUNE_PLANNERS, TUNE_VARIANTS override the lists; TUNE_PEERS=0 skips the peers)
 #   ncu06      Nsight Compute on the same shapes: each kernel's duration and DRAM bytes -> logs/ncu06.txt
-#   flush      the decode sweep for 00, 05, 06 and the peers under both L2 flushes (ATTN_FLUSH=write,
+#   flush      the decode sweep for 00, 05, 06 and the peers under both L2 flushes (--flush write,
 #              then the default write+read) -> results/lab/<gpu>-flush.csv: what dirty L2 lines cost
 #
 # Everything that comes back is bundled into $OUT/bundle.tar.gz (results/, logs); the short
@@ -144,7 +144,7 @@ for step in "$@"; do
           timeout 120 build/bin/$r --flush $mode --sweep sweeps/decode.txt --csv $out --quiet > /dev/null 2>> $LOG/flush.err
         done
         if python3 -c 'import torch' 2>/dev/null; then
-          ATTN_FLUSH=$mode timeout 150 python3 tools/peers.py --sweep sweeps/decode.txt --csv $out > /dev/null 2>> $LOG/flush.err
+          timeout 150 python3 tools/peers.py --flush $mode --sweep sweeps/decode.txt --csv $out > /dev/null 2>> $LOG/flush.err
         fi
       done
       mkdir -p results/lab && cp $out results/lab/$gpu-flush.csv

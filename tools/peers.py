@@ -34,6 +34,8 @@ def main():
     ap.add_argument("--sweep", required=True)
     ap.add_argument("--csv", required=True)
     ap.add_argument("--runs", type=int, default=0)
+    ap.add_argument("--flush", choices=["write", "write+read"], default="write+read",
+                    help="the L2 flush before every timed call, as the rungs' --flush")
     args = ap.parse_args()
 
     import torch
@@ -50,8 +52,8 @@ def main():
     l2 = getattr(props, "L2_cache_size", 64 << 20) or (64 << 20)
     flush = torch.empty(2 * l2, dtype=torch.uint8, device=dev)
     # The same flush as the rungs (common/l2flush.cu): write twice the L2, then read it back so the
-    # dirty lines are written back before the clock starts; ATTN_FLUSH=write skips the read.
-    clean = os.environ.get("ATTN_FLUSH", "") != "write"
+    # dirty lines are written back before the clock starts; --flush write skips the read.
+    clean = args.flush != "write"
     flush_words = flush.view(torch.int32)
 
     def do_flush(x):
