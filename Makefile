@@ -22,7 +22,7 @@ ifeq ($(NVCC_PATH),)
 endif
 CUDA_HOME ?= $(patsubst %/bin/,%,$(dir $(NVCC_PATH)))
 
-# sm_80 (A100) and sm_90 (H100/H200) machine code; no -use_fast_math (see CONVENTIONS.md).
+# sm_80 (A100) and sm_90 (H100/H200) machine code; no -use_fast_math (see CONTRIBUTING.md).
 ARCH    ?= -gencode=arch=compute_80,code=sm_80 -gencode=arch=compute_90,code=sm_90
 NVFLAGS := -O3 -lineinfo -std=c++17 $(ARCH) -Xcompiler -Wall,-Wextra -MMD -MP
 CFLAGS  := -std=c11 -D_POSIX_C_SOURCE=200809L -O2 -Wall -Wextra -Werror -fopenmp -MMD -MP \

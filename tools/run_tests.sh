@@ -29,6 +29,16 @@ f=$(printf '%s\n' "$out" | grep -c '^FAIL ')
 echo "   $p passed, $f failed"
 count "$p" "$f" 0
 
+# --- 2b. Every repository path that a README or a source comment names exists (no build needed) ---
+echo "== paths named in READMEs and comments"
+out=$(tests/paths.sh 2>&1)
+printf '%s\n' "$out" | grep -v '^ok ' || true
+p=$(printf '%s\n' "$out" | grep -c '^ok ')
+f=$(printf '%s\n' "$out" | grep -c '^FAIL ')
+[ "$p" -eq 0 ] && [ "$f" -eq 0 ] && { echo "FAIL tests/paths.sh printed no result"; f=1; }
+echo "   $p passed, $f failed"
+count "$p" "$f" 0
+
 # --- 3. Plots draw from the committed results (needs gnuplot) ---
 echo "== plots from results/"
 if command -v gnuplot >/dev/null 2>&1; then
@@ -53,22 +63,19 @@ fi
 
 # --- 4. The GPU matrix: every rung (and variant) on every line of tests/gpu_cases.txt ---
 # Rung 06 runs it again under each split planner by name and with 64-key blocks, so that every
-# plan shape (one segment per CTA, CTAs that walk several segments, fused and kernel merges) is
-# checked, not only the ones the default planner picks), and with the cluster merge off
-# (SPLIT_CLUSTER=0), so that uniform batches also run the fused merge.
+# plan shape (one segment per CTA, CTAs that walk several segments; fused, cluster and kernel
+# merges) is checked, not only the ones the default planner picks.
 echo "== GPU matrix (tests/gpu_cases.txt)"
 probe=$("$BIN/00_baseline" --probe 2>/dev/null || echo none)
 cases=$(grep -cv '^\s*\(#\|$\)' tests/gpu_cases.txt)
-EXTRA_06="fa greedy balanced block64 nocluster"
-# matrix_run LABEL BINARY VARIANT [ENV=VALUE ...] -- [ARGS ...]
+EXTRA_06="fa greedy balanced block64"
+# matrix_run LABEL BINARY VARIANT -- [ARGS ...]
 matrix_run() {
   local label=$1 b=$2 v=$3; shift 3
-  local envs=()
-  while [ $# -gt 0 ] && [ "$1" != -- ]; do envs+=("$1"); shift; done
   shift
   local csv=build/test/matrix-$label.csv
   rm -f "$csv"
-  env ${envs[@]+"${envs[@]}"} "$b" --variant "$v" --sweep tests/gpu_cases.txt --no-time --quiet --csv "$csv" \
+  "$b" --variant "$v" --sweep tests/gpu_cases.txt --no-time --quiet --csv "$csv" \
       ${RUNG_ARGS:-} "$@" > build/test/matrix-$label.log 2>&1
   local rc=$?
   # rows: status is column 10
@@ -107,8 +114,7 @@ else
   for v in $("$BIN/06_split_kv" --list | cut -f1); do
     for x in $EXTRA_06; do
       case $x in
-        block64) matrix_run "$v:$x" "$BIN/06_split_kv" "$v" SPLIT_BLOCK=64 -- ;;
-        nocluster) matrix_run "$v:$x" "$BIN/06_split_kv" "$v" SPLIT_CLUSTER=0 -- ;;
+        block64) matrix_run "$v:$x" "$BIN/06_split_kv" "$v" -- --kv-block 64 ;;
         *)       matrix_run "$v:$x" "$BIN/06_split_kv" "$v" -- --planner "$x" ;;
       esac
     done

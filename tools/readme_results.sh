@@ -1,0 +1,369 @@
+#!/usr/bin/env bash
+# The figures in the READMEs, from the committed results: every test count, ceiling and headline
+# number that a README shows is written here, between marker lines, and nowhere by hand.
+#
+#   tools/readme_results.sh             rewrite every marked block of every README (make plots runs it)
+#   tools/readme_results.sh --check     change nothing; exit 1 if a block is not what the results give
+#
+# A block is
+#
+#   <!-- results:NAME [key=value ...] -->
+#   (generated text: replaced on every run)
+#   <!-- /results -->
+#
+# NAME        what fills it, from which file (<gpu> is gpu=..., else $RESULTS_GPU, else h100)
+#   ladder      the course table: per rung id of the CSVs (lesson order, then the peers) prefill
+#               TFLOP/s and decode GB/s on one shape each, with the ratio to rung 00 in the same CSV
+#               (ids with no number on either shape are left out); results/<gpu>-prefill.csv and
+#               results/<gpu>-decode.csv
+#   ceilings    the ceiling-copy and ceiling-gemm rows (GB/s, TFLOP/s, commit) of
+#               results/<gpu>-<sweep>.csv for each sweep of sweeps=prefill,decode (the default)
+#   gpu-tests   results/<gpu>-gpu-tests.log (make test on the GPU): without arguments, its total
+#               line and the GPU matrix summed over every rung variant; with rungs=01,02 (exact
+#               labels) or prefix=06 (every label that starts so), those variants' lines
+#   report-row  one row of results/<gpu>-prefill.csv (rung=05c, on the ladder's prefill shape)
+#               printed as the rung binaries print their table (common/report.c)
+#
+# Only the text between the two marker lines changes; a block whose source file is missing is left
+# as it is; running it twice changes nothing. Needs bash and awk only: no build, no GPU, no Python.
+set -u
+cd "$(dirname "$0")/.." || exit 1
+RES=${RESULTS_DIR:-results}
+CHECK=0
+[ "${1:-}" = --check ] && CHECK=1
+TMP=$(mktemp -d) || exit 1
+trap 'rm -rf "$TMP"' EXIT
+
+# The shapes of the ladder table (the same as plots/<gpu>-progression.png's).
+PREFILL_SHAPE="B=4 Hq=16 N=4096 M=4096 d=128 causal=0"
+DECODE_SHAPE="B=8 Hq=8 Hkv=1 N=1 M=16384 d=128 causal=0"
+
+# Hand-written words, not figures: the table's label and idea for each rung id. An id the results
+# have and this list lacks is shown by its id alone. Columns: id | label | idea.
+IDEAS=$TMP/ideas.txt
+cat > "$IDEAS" <<'EOF'
+00|00 baseline|cuBLAS QKᵀ → three-pass safe softmax → cuBLAS PV; S and P in device memory
+01|01 minimal|no S in memory: K/V tiles, online softmax; one thread per query row; O and {m, l} in device memory every tile (FA1 order)
+02|02 row per block|one query row per block: coalesced tiles, block reductions of the {m, d} state
+03|03 Br rows per warp|one warp per row: shuffles instead of block barriers
+04|04 d tiled, WMMA|both products on the tensor cores (WMMA), d tiled so the tiles stay large
+05a|05a|FlashAttention-2 loop order: Q outer, O on chip, written once; still WMMA
+05b|05b|mma.sync + ldmatrix: S, P, O in registers, P re-packed as the A operand
+05c|05c = rung 05|K/V double-buffered with cp.async, XOR-swizzled shared tiles
+06|06 split KV|Flash-Decoding: GQA heads packed, KV split across CTAs by a planner, partials merged by LSE
+06s|06s|as 06, the partials always merged by a separate combine kernel
+06a|06a|Flash-Decoding: GQA heads packed, KV split across CTAs by a planner, partials merged by LSE in a second kernel
+06b|06b|a request cut into at most 4 partials is merged by its last CTA: no second kernel
+06c|06c = rung 06|on Hopper, a request's CTAs merge in a thread-block cluster, through each other's shared memory
+torch-flash|torch-flash|PyTorch SDPA, FlashAttention-2 backend
+torch-cudnn|torch-cudnn|PyTorch SDPA, cuDNN backend
+EOF
+
+# ---- awk shared by the CSV blocks: columns by name, '#' lines are metadata --------------------
+read -r -d '' AWK_CSV <<'EOF'
+BEGIN {
+  FS = ","
+  n = split("rung B Hq Hkv N M d causal dtype status ms_median ms_min ms_max tflops gbps rel_err max_abs_err lse_err workspace_bytes device commit extra", h, " ")
+  for (i = 1; i <= n; i++) C[h[i]] = i
+}
+{ sub(/\r$/, "") }
+/^#/ { if (match($0, /^# *commit: */)) META_COMMIT[FILENAME] = substr($0, RLENGTH + 1); next }
+$1 == "rung" { for (i = 1; i <= NF; i++) C[$i] = i; next }
+NF < 10 || $1 == "" { next }
+function f(k) { return (k in C) ? $(C[k]) : "" }
+function ok() { return f("status") == "ok" }
+function kind(id) { return id ~ /^ceiling-/ ? "ceiling" : id ~ /^floor-/ ? "floor" : (id ~ /^[0-9][0-9][a-z]*$/ ? "rung" : "peer") }
+# "d=128 N=4096 causal=0": every named column equals its value
+function want(flt,   a, n, i, kv) { n = split(flt, a, " "); for (i = 1; i <= n; i++) { split(a[i], kv, "="); if (f(kv[1]) != kv[2]) return 0 } return 1 }
+# rung ids in lesson order: 00 01 ... 05a 05b 05c, 06 06s, 06a 06b 06c
+function key(id) { return id }
+function sortids(s,   a, n, i, j, t, out) {
+  n = split(s, a, " ")
+  for (i = 2; i <= n; i++) { t = a[i]; for (j = i - 1; j >= 1 && key(a[j]) > key(t); j--) a[j + 1] = a[j]; a[j + 1] = t }
+  out = ""; for (i = 1; i <= n; i++) out = out (i > 1 ? " " : "") a[i]; return out
+}
+function add(list, w) { return index(" " list " ", " " w " ") ? list : (list == "" ? w : list " " w) }
+function floor_(x) { return x == int(x) ? x : (x < 0 ? int(x) - 1 : int(x)) }
+# n significant digits, whole numbers from 10^n up (0.196, 21.4, 359, 2077); never more decimals
+# than the CSV's own text of the number has (its "2.0" stays 2.0)
+function sig(v, n,   e, p, d) {
+  if (v + 0 <= 0) return v
+  e = floor_(log(v + 0) / log(10) + 1e-9); p = n - 1 - e; if (p < 0) p = 0
+  if (v "" ~ /^[0-9]*\.[0-9]+$/) { d = length(v) - index(v, "."); if (p > d) p = d }
+  else if (v "" ~ /^[0-9]+$/) p = 0
+  return sprintf("%." p "f", v + 0)
+}
+function ratio(v) { return v >= 10 ? sig(v, 3) : v >= 1 ? sprintf("%.2f", v) : sig(v, 2) }
+function shape_text(flt,   a, n, i, kv, s) {
+  n = split(flt, a, " "); s = ""
+  for (i = 1; i <= n; i++) {
+    split(a[i], kv, "=")
+    if (kv[1] == "causal") s = s (s == "" ? "" : ", ") (kv[2] == 1 ? "causal" : "not causal")
+    else s = s (s == "" ? "" : ", ") kv[1] " = " kv[2]
+  }
+  return s
+}
+EOF
+
+# ---- the blocks ---------------------------------------------------------------------------------
+# Each gen_* prints the block's text, or returns 1 with a reason in $why to keep the block as it is.
+why=""
+arg() {  # arg SPEC KEY DEFAULT: the value of key=value in a marker's arguments
+  local a
+  for a in $1; do case $a in "$2"=*) printf '%s' "${a#*=}"; return ;; esac; done
+  printf '%s' "$3"
+}
+
+gen_ladder() {
+  local gpu=$1 pre=$RES/$1-prefill.csv dec=$RES/$1-decode.csv
+  if [ ! -f "$pre" ] && [ ! -f "$dec" ]; then why="no $pre or $dec"; return 1; fi
+  local files=()
+  [ -f "$pre" ] && files+=("$pre")
+  [ -f "$dec" ] && files+=("$dec")
+  awk -v PRE="$pre" -v DEC="$dec" -v FP="$PREFILL_SHAPE" -v FD="$DECODE_SHAPE" -v IDEAS="$IDEAS" \
+      "$AWK_CSV"$'\n'"$(cat <<'EOF'
+BEGIN {
+  while ((getline line < IDEAS) > 0) { split(line, a, "|"); LABEL[a[1]] = a[2]; IDEA[a[1]] = a[3] }
+  col["p"] = "tflops"; col["d"] = "gbps"
+}
+{
+  id = $1; k = kind(id); HAVE[FILENAME] = 1
+  if (k == "ceiling" || k == "floor") next
+  s = (FILENAME == PRE) ? "p" : "d"
+  if (k == "rung") RUNGS = add(RUNGS, id); else PEERS = add(PEERS, id)
+  if (!want(s == "p" ? FP : FD)) next
+  ST[s, id] = f("status")                                  # a later row (a rerun) wins
+  if (ok() && f(col[s]) + 0 > 0) { V[s, id] = f(col[s]) + 0; T[s, id] = f(col[s]); CM[s, id] = f("commit") } else delete V[s, id]
+}
+function cell(s, id,   st) {
+  if ((s, id) in V) return sig(T[s, id], 3)
+  if (!((s, id) in ST)) return "–"
+  st = ST[s, id]; sub(/:.*/, "", st); return st
+}
+function x00(s, id) { return ((s, id) in V && (s, "00") in V) ? ratio(V[s, id] / V[s, "00"]) : "" }
+function bold(t, s, id) { return (t != "" && id == BEST[s]) ? "**" t "**" : t }
+# "commit A (ids), commit B (ids)": which rows of the table came from which commit
+function provenance(s,   i, c, out, L, nc) {
+  nc = 0
+  for (i = 1; i <= NALL; i++) if ((s, ALL[i]) in V) {
+    c = CM[s, ALL[i]]
+    if (!(c in L)) { nc++; ORD[nc] = c; L[c] = "" }
+    L[c] = L[c] (L[c] == "" ? "" : " ") ALL[i]
+  }
+  out = ""
+  for (i = 1; i <= nc; i++) out = out (i > 1 ? "; " : "") (nc > 1 ? L[ORD[i]] " at commit " : "at commit ") ORD[i]
+  return out
+}
+function link(id,   dir, lab) {
+  lab = (id in LABEL) ? LABEL[id] : id
+  dir = (id in DIRS) ? DIRS[id] : ""
+  return dir == "" ? lab : "[" lab "](" dir "/)"
+}
+END {
+  n = split(sortids(RUNGS), R, " "); np = split(PEERS, P, " ")
+  # a row for every id with a number in either column (an id whose rows are all refusals, or
+  # another shape's, has nothing to show)
+  NALL = 0
+  for (i = 1; i <= n; i++) if (("p", R[i]) in V || ("d", R[i]) in V) ALL[++NALL] = R[i]
+  for (i = 1; i <= np; i++) if (("p", P[i]) in V || ("d", P[i]) in V) ALL[++NALL] = P[i]
+  for (i = 1; i <= n; i++) {
+    cmd = "ls -d " substr(R[i], 1, 2) "_*/ 2>/dev/null"
+    if ((cmd | getline d) > 0) { sub(/\/$/, "", d); DIRS[R[i]] = d }
+    close(cmd)
+    for (s in col) if ((s, R[i]) in V && (BEST[s] == "" || V[s, R[i]] > V[s, BEST[s]])) BEST[s] = R[i]
+  }
+  pp = provenance("p"); pd = provenance("d")
+  printf "Prefill: %s; %s. ", shape_text(FP), HAVE[PRE] ? PRE (pp != "" ? ", rows " pp : ": no ok row on this shape") : "no " PRE " yet"
+  printf "Decode: %s; %s. ", shape_text(FD), HAVE[DEC] ? DEC (pd != "" ? ", rows " pd : ": no ok row on this shape") : "no " DEC " yet"
+  print "Each × is against rung 00 in the same CSV; bold: the fastest rung in the column."
+  print ""
+  print "| rung | idea | prefill TFLOP/s | × rung 00 | decode GB/s | × rung 00 |"
+  print "|---|---|---|---|---|---|"
+  for (i = 1; i <= NALL; i++) {
+    id = ALL[i]
+    printf "| %s | %s | %s | %s | %s | %s |\n", link(id), (id in IDEA) ? IDEA[id] : "", \
+      bold(cell("p", id), "p", id), bold(x00("p", id), "p", id), bold(cell("d", id), "d", id), bold(x00("d", id), "d", id)
+  }
+}
+EOF
+)" "${files[@]}"
+}
+
+gen_ceilings() {
+  local gpu=$1 sweeps=${2//,/ } files=() sw
+  for sw in $sweeps; do [ -f "$RES/$gpu-$sw.csv" ] && files+=("$RES/$gpu-$sw.csv"); done
+  if [ ${#files[@]} -eq 0 ]; then why="no $RES/$gpu-{${2}}.csv"; return 1; fi
+  awk -v LIST="${files[*]}" "$AWK_CSV"$'\n'"$(cat <<'EOF'
+$1 == "ceiling-copy" && ok() { COPY[FILENAME] = f("gbps"); CC[FILENAME] = f("commit") }
+$1 == "ceiling-gemm" && ok() { GEMM[FILENAME] = f("tflops"); GC[FILENAME] = f("commit"); GX[FILENAME] = f("extra") }
+END {
+  out = ""; nf = split(LIST, FILES, " ")
+  for (i = 1; i <= nf; i++) {
+    F = FILES[i]; t = ""
+    if (F in COPY) t = "device-to-device copy " sig(COPY[F], 3) " GB/s"
+    if (F in GEMM) { x = GX[F]; gsub(/=/, " = ", x)
+      t = t (t == "" ? "" : ", ") "cuBLAS float16 GEMM " sig(GEMM[F], 3) " TFLOP/s" (x != "" ? " (" x ")" : "") }
+    if (t == "") t = "no ceiling rows"
+    c = (F in CC) ? CC[F] : (F in GC) ? GC[F] : META_COMMIT[F]
+    out = out (out == "" ? "" : "; ") F " at commit " c ": " t
+  }
+  print "Ceilings, each measured in the same run as the rows of its CSV (rows `ceiling-copy`, counting bytes read and written, and `ceiling-gemm`): " out "."
+}
+EOF
+)" "${files[@]}"
+}
+
+gen_gpu_tests() {
+  local gpu=$1 rungs=$2 prefix=$3 log=$RES/$1-gpu-tests.log
+  if [ ! -f "$log" ]; then why="no $log"; return 1; fi
+  awk -v LOG="$log" -v RUNGS="$rungs" -v PREFIX="$prefix" "$(cat <<'EOF'
+{ sub(/\r$/, "") }
+NR == 1 && match($0, /at commit [^ ]+/) { COMMIT = substr($0, RSTART + 10, RLENGTH - 10) }
+/^== / { SEC = substr($0, 4); next }
+/^   device: / { DEV = $0; sub(/^   device: [^ ]+ [0-9]+ /, "", DEV); next }
+/^ +[^ ]+ +[0-9]+ passed, [0-9]+ failed, [0-9]+ refused$/ {
+  lab = $1; nl++; L[nl] = lab; P[lab] = $2; F[lab] = $4; S[lab] = $6
+  TP += $2; TF += $4; TS += $6; cur = lab; next
+}
+/^      refused / && cur != "" {
+  r = $0; sub(/^      refused /, "", r); c = r; sub(/: unsupported: .*/, "", c); sub(/.*: unsupported: /, "", r)
+  NR_[cur]++; RC[cur, NR_[cur]] = c; RR[cur, NR_[cur]] = r; next
+}
+/^ +[0-9]+ passed, [0-9]+ failed/ && SEC != "" { SL[SEC] = $0; sub(/^ +/, "", SL[SEC]); SO[++ns] = SEC; next }
+/^   skipped: / && SEC != "" { SL[SEC] = substr($0, 4); SO[++ns] = SEC; next }
+/^[0-9]+ passed, [0-9]+ failed/ { TOTAL = $0 }
+function line(lab,   t, i) {
+  t = P[lab] " passed, " F[lab] " failed, " S[lab] " refused"
+  if (NR_[lab] > 0 && NR_[lab] <= 2) {
+    t = t " ("
+    for (i = 1; i <= NR_[lab]; i++) t = t (i > 1 ? "; " : "") RC[lab, i] ": " RR[lab, i]
+    t = t ")"
+  }
+  return t
+}
+END {
+  src = "`make test` at commit " COMMIT (DEV != "" ? " on the " DEV : " on the GPU") " (" LOG ")"
+  if (RUNGS == "" && PREFIX == "") {
+    if (TOTAL == "") { print "no total line in " LOG; exit 1 }
+    printf "%s: **%s**. ", src, TOTAL
+    cases = nl ? P[L[1]] + F[L[1]] + S[L[1]] : 0
+    printf "The GPU matrix (tests/gpu_cases.txt): %d runs of %d cases, one per rung variant and some again under other settings; %d passed, %d failed, %d refused with a reason", nl, cases, TP, TF, TS
+    t = ""
+    for (i = 1; i <= ns; i++) if (SO[i] !~ /^GPU matrix/) t = t (t == "" ? "" : "; ") SO[i] ": " SL[SO[i]]
+    print (t != "" ? ". The rest: " t : "") "."
+    exit 0
+  }
+  m = 0
+  for (i = 1; i <= nl; i++) {
+    if (RUNGS != "" && index("," RUNGS ",", "," L[i] ",")) W[++m] = L[i]
+    else if (PREFIX != "" && index(L[i], PREFIX) == 1) W[++m] = L[i]
+  }
+  if (m == 0) { print "none of " RUNGS PREFIX " in " LOG; exit 1 }
+  if (m == 1) { printf "The GPU matrix in %s, variant %s: %s.\n", src, W[1], line(W[1]); exit 0 }
+  print "The GPU matrix in " src ":"
+  print ""
+  print "| run | passed | failed | refused |"
+  print "|---|---|---|---|"
+  for (i = 1; i <= m; i++) printf "| %s | %d | %d | %d |\n", W[i], P[W[i]], F[W[i]], S[W[i]]
+}
+EOF
+)" "$log" || { why="the block's lines are not in $log"; return 1; }
+}
+
+gen_report_row() {
+  local gpu=$1 rung=$2 pre=$RES/$1-prefill.csv
+  if [ ! -f "$pre" ]; then why="no $pre"; return 1; fi
+  awk -v RUNG="$rung" -v FP="$PREFILL_SHAPE" -v PRE="$pre" "$AWK_CSV"$'\n'"$(cat <<'EOF'
+$1 == RUNG && want(FP) { ROW = $0; for (k in C) X[k] = f(k) }
+END {
+  if (ROW == "") { print "no " RUNG " row on the prefill shape in " PRE; exit 1 }
+  print "```"
+  # the layout of report_table_header / report_table_row (common/report.c)
+  printf "%-5s %4s %4s %4s %6s %6s %5s %1s %9s %9s %9s %8s %7s %9s %9s  %s\n", \
+    "rung", "B", "Hq", "Hkv", "N", "M", "d", "c", "ms_med", "ms_min", "ms_max", "TFLOP/s", "GB/s", "rel_err", "lse_err", "status"
+  st = X["status"]
+  if (match(X["extra"], /checked=sample:[0-9]+\/[0-9]+/)) {
+    c = substr(X["extra"], RSTART + 15, RLENGTH - 15); split(c, cc, "/")
+    st = st " (checked " cc[1] " of " cc[2] " rows)"
+  }
+  printf "%-5s %4d %4d %4d %6d %6d %5d %1d %9.4f %9.4f %9.4f %8.2f %7.0f %9.2e %9.2e  %s\n", \
+    X["rung"], X["B"], X["Hq"], X["Hkv"], X["N"], X["M"], X["d"], X["causal"], \
+    X["ms_median"], X["ms_min"], X["ms_max"], X["tflops"], X["gbps"], X["rel_err"], X["lse_err"], st
+  print "```"
+}
+EOF
+)" "$pre"
+}
+
+generate() {  # generate SPEC > text: SPEC is "NAME key=value ..."
+  local spec=$1 name=${1%% *} gpu
+  gpu=$(arg "$spec" gpu "${RESULTS_GPU:-h100}")
+  case $name in
+    ladder)     gen_ladder "$gpu" ;;
+    ceilings)   gen_ceilings "$gpu" "$(arg "$spec" sweeps prefill,decode)" ;;
+    gpu-tests)  gen_gpu_tests "$gpu" "$(arg "$spec" rungs "")" "$(arg "$spec" prefix "")" ;;
+    report-row) gen_report_row "$gpu" "$(arg "$spec" rung 05c)" ;;
+    *)          why="unknown block name '$name'"; return 1 ;;
+  esac
+}
+
+# ---- splice the blocks into each README -------------------------------------------------------
+status=0
+mapfile -t readmes < <(find . -name '*.md' -not -path './.git/*' -not -path './build/*' \
+                         -not -path './results/*' -print | sed 's|^\./||' | sort)
+for md in ${readmes[@]+"${readmes[@]}"}; do
+  grep -q '^<!-- results:' "$md" || continue
+  rm -f "$TMP"/block.* "$TMP"/spec.* "$TMP"/err.*
+  # the markers, numbered in file order; an unclosed or nested block leaves the file alone
+  if ! awk -v T="$TMP" '
+      /^<!-- results:.*-->[[:space:]]*$/ {
+        if (open) { print FILENAME ":" NR ": a block opens inside another" > "/dev/stderr"; bad = 1 }
+        s = $0; sub(/^<!-- results:/, "", s); sub(/[[:space:]]*-->[[:space:]]*$/, "", s)
+        n++; print s > (T "/spec." n); close(T "/spec." n); open = NR; next }
+      /^<!-- \/results -->[[:space:]]*$/ {
+        if (!open) { print FILENAME ":" NR ": a closing marker without an opening one" > "/dev/stderr"; bad = 1 }
+        open = 0 }
+      END { if (open) { print FILENAME ":" open ": a block that never closes" > "/dev/stderr"; bad = 1 } exit bad }' "$md"; then
+    echo "readme_results: $md left unchanged (markers out of order)"; status=1; continue
+  fi
+  done_=() kept=()
+  for sf in "$TMP"/spec.*; do
+    [ -f "$sf" ] || continue
+    i=${sf##*.} spec=$(cat "$sf")
+    why=""
+    if generate "$spec" > "$TMP/block.$i" 2> "$TMP/err.$i" && ! grep -q '^<!-- /results -->' "$TMP/block.$i"; then
+      done_+=("${spec%% *}")
+    else
+      [ -z "$why" ] && why=$(head -n 1 "$TMP/block.$i" "$TMP/err.$i" 2>/dev/null | grep -v '^==>' | grep . | head -n 1)
+      kept+=("${spec%% *} (${why:-no text})")
+      rm -f "$TMP/block.$i"
+    fi
+  done
+  rm -f "$TMP/changed"
+  awk -v T="$TMP" '
+    /^<!-- results:.*-->[[:space:]]*$/ {
+      n++; print; inb = 1; old = ""; new = ""; f = T "/block." n
+      has = 0; while ((getline x < f) > 0) { has = 1; new = new x "\n" } close(f)
+      next }
+    /^<!-- \/results -->[[:space:]]*$/ && inb {
+      if (has) { printf "%s", new; if (new != old) print n > (T "/changed") } else printf "%s", old
+      inb = 0; print; next }
+    inb { old = old $0 "\n"; next }
+    { print }' "$md" > "$TMP/new.md"
+  changed=()
+  if [ -f "$TMP/changed" ]; then
+    while read -r i; do s=$(cat "$TMP/spec.$i"); changed+=("${s%% *}"); done < "$TMP/changed"
+  fi
+  if cmp -s "$md" "$TMP/new.md"; then
+    msg="unchanged"
+  elif [ $CHECK = 1 ]; then
+    msg="OUT OF DATE: ${changed[*]}"; status=1
+  else
+    cat "$TMP/new.md" > "$md"; msg="updated ${changed[*]}"
+  fi
+  line="$md: $msg"
+  [ ${#done_[@]} -gt 0 ] && line="$line (blocks from the results: ${done_[*]})"
+  [ ${#kept[@]} -gt 0 ] && line="$line; kept as they were: ${kept[*]}"
+  echo "$line"
+done
+exit $status
