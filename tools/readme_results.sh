@@ -21,6 +21,9 @@
 #   gpu-tests   results/<gpu>-gpu-tests.log (make test on the GPU): without arguments, its total
 #               line and the GPU matrix summed over every rung variant; with rungs=01,02 (exact
 #               labels) or prefix=06 (every label that starts so), those variants' lines
+#   decode      the decode sweep of results/<gpu>-decode.csv, one line per shape (B x M) in µs: the read
+#               floor, each rung of rungs=06a,06b,06c, the peers; then the last rung's share of the copy
+#               ceiling, cuDNN's time over its time, and how it merged (its merge= field)
 #   report-row  one row of results/<gpu>-prefill.csv (rung=05c, on the ladder's prefill shape)
 #               printed as the rung binaries print their table (common/report.c)
 #
@@ -270,6 +273,41 @@ EOF
 )" "$log" || { why="the block's lines are not in $log"; return 1; }
 }
 
+gen_decode() {
+  local gpu=$1 rungs=$2 dec=$RES/$1-decode.csv
+  if [ ! -f "$dec" ]; then why="no $dec"; return 1; fi
+  awk -v RUNGS="$rungs" -v DEC="$dec" "$AWK_CSV"$'\n'"$(cat <<'EOF'
+$1 == "ceiling-copy" && ok() { COPY = f("gbps"); next }
+ok() && $1 !~ /^ceiling-/ {
+  k = f("B") " x " f("M")
+  if (!(k in SEEN)) { SEEN[k] = 1; ORD[++ns] = k; KV[k] = 4.0 * f("B") * f("Hkv") * f("M") * f("d") / 1e6; SH = f("Hq") " " f("Hkv") " " f("N") " " f("d") }
+  T[k, $1] = f("ms_median") * 1000; G[k, $1] = f("gbps"); CM[$1] = f("commit")
+  if (match(f("extra"), /merge=[a-z]+/)) MG[k, $1] = substr(f("extra"), RSTART + 6, RLENGTH - 6)
+}
+function us(k, id) { return ((k, id) in T) ? sprintf("%.1f", T[k, id]) : "–" }
+END {
+  nr = split(RUNGS, R, ","); last = R[nr]
+  if (n == 0) { print "no decode rows in " DEC; exit 1 }
+  split(SH, sh, " ")
+  printf "Decode sweep (Hq = %s, Hkv = %s, N = %s query token, d = %s), µs, the median of each row; %s at commit %s, with the peers and the read floor in the same run (%s; copy ceiling %s GB/s):\n\n", \
+    sh[1], sh[2], sh[3], sh[4], RUNGS, CM[last], DEC, sig(COPY, 3)
+  printf "| B x M | KV | floor |"; for (i = 1; i <= nr; i++) printf " %s |", R[i]
+  printf " torch-flash | torch-cudnn | %s, %% of copy | cuDNN / %s | %s merges |\n", last, last, last
+  printf "|---|---|---|"; for (i = 1; i <= nr + 5; i++) printf "---|"; printf "\n"
+  for (j = 1; j <= n; j++) {
+    k = ORD[j]
+    printf "| %s | %.0f MB | %s |", k, KV[k], us(k, "floor-read")
+    for (i = 1; i <= nr; i++) printf " %s |", us(k, R[i])
+    printf " %s | %s | %s | %s | %s |\n", us(k, "torch-flash"), us(k, "torch-cudnn"), \
+      ((k, last) in G && COPY > 0) ? sprintf("%.0f%%", 100 * G[k, last] / COPY) : "–", \
+      ((k, last) in T && (k, "torch-cudnn") in T) ? sprintf("%.2f", T[k, "torch-cudnn"] / T[k, last]) : "–", \
+      ((k, last) in MG) ? MG[k, last] : "–"
+  }
+}
+EOF
+)" "$dec"
+}
+
 gen_report_row() {
   local gpu=$1 rung=$2 pre=$RES/$1-prefill.csv
   if [ ! -f "$pre" ]; then why="no $pre"; return 1; fi
@@ -303,6 +341,7 @@ generate() {  # generate SPEC > text: SPEC is "NAME key=value ..."
     ceilings)   gen_ceilings "$gpu" "$(arg "$spec" sweeps prefill,decode)" ;;
     gpu-tests)  gen_gpu_tests "$gpu" "$(arg "$spec" rungs "")" "$(arg "$spec" prefix "")" ;;
     report-row) gen_report_row "$gpu" "$(arg "$spec" rung 05c)" ;;
+    decode)     gen_decode "$gpu" "$(arg "$spec" rungs 06a,06b,06c)" ;;
     *)          why="unknown block name '$name'"; return 1 ;;
   esac
 }
