@@ -7,7 +7,7 @@
 #                                    balanced, auto)
 #   RUNGS="05 06 peers floor"        re-measure only these rungs (peers: the PyTorch rows; floor: the
 #                                    decode sweep's floor-read rows, one kernel that only reads K
-#                                    and V, timed like a rung); their
+#                                    and V, timed like a rung; ceilings: the two ceilings); their
 #                                    old rows are replaced and the other rows (and ceilings) kept,
 #                                    with a '# rerun' line
 #   --if-device                      (used by make) say "no CUDA device" and succeed without one
@@ -46,9 +46,10 @@ for sw in $sweeps; do
   fi
   if [ -n "${RUNGS:-}" ] && [ -f "$final" ]; then
     # keep every row not being re-measured
-    pat=$(printf '%s\n' $RUNGS | sed 's/^peers$/torch-[a-z]*/; s/^floor$/floor-read/; s/^/^/; s/$/[a-z]*,/' | paste -sd'|')
+    pat=$(printf '%s\n' $RUNGS | sed 's/^peers$/torch-[a-z]*/; s/^floor$/floor-read/; s/^ceilings$/ceiling-[a-z]*/; s/^/^/; s/$/[a-z]*,/' | paste -sd'|')
     grep -Ev "$pat" "$final" > "$out"
     echo "# rerun: rungs $RUNGS at commit $ATTN_COMMIT on $(date -u +%Y-%m-%dT%H:%M:%SZ)" >> "$out"
+    if printf '%s\n' $RUNGS | grep -qx ceilings; then "$BIN/00_baseline" --ceilings --csv "$out" || rc=1; fi
   else
     "$BIN/00_baseline" --ceilings --csv "$out" || rc=1
   fi
