@@ -1,38 +1,60 @@
-/* Rung 05: FlashAttention-2 (Dao, 2023, arXiv:2307.08691) on the tensor cores with mma.sync.
+/* Rung 05, steps b and c: FlashAttention-2 (Dao, 2023, arXiv:2307.08691) on the tensor cores with
+ * mma.sync. One kernel template; per head dim, one instantiation is 05b and one is 05c. (Step a,
+ * the flipped loop on WMMA, is fa2_wmma.cu.)
  *
- * What changed against rung 04 (FlashAttention-1 order, WMMA):
- *   - The loops are flipped: a block owns one tile of Br query rows and streams every K/V tile
- *     past it. O, m and l never leave registers until the end; O is normalized once and written
- *     once (rung 04 read and wrote O, m and l in device memory on every K/V tile).
- *   - The grid is (N/Br, Hq, B): the sequence dimension supplies parallelism, not only B*Hq.
- *   - Warps split the Q tile, not the K/V tile: warp w owns rows [w*WR, (w+1)*WR) of the tile
- *     and all Bc columns of its scores, so its softmax needs no other warp: the row max and sum
- *     are 4-lane shuffles inside the warp (the 4 lanes of an mma quad hold one row).
- *   - mma.sync m16n8k16 fed by ldmatrix; the scores S stay in the accumulator registers, are
- *     exponentiated in place and re-packed as float16 into the A operand of P V (the C layout of
- *     two adjacent n8 tiles is exactly the A layout of one k16 step: no shared-memory trip for P).
- *   - exp2 with the scale folded in: p = 2^(s * scale * log2(e) - m), one FFMA + one EX2.
- *
- * The variants built from this one kernel template are the steps of the lesson:
- *   05b  registers + mma.sync, loads synchronous (global -> registers -> shared), one buffer,
- *        plain row-major shared tiles (ldmatrix on rows 2*d bytes apart: bank conflicts)
- *   05c  + K/V streamed with cp.async, double-buffered (tile j+1 in flight while j computes),
- *        + XOR-swizzled shared layout (16-byte chunk c of row r stored at c ^ (r % 8)): every
- *        8-row ldmatrix phase touches 8 different chunks, i.e. all 32 banks once.
- *   (05a, the flipped loop on WMMA with O in shared memory, is in fa2_wmma.cu.)
- *
- * Block: WARPS warps; Br = WARPS * WR rows; WR = 16 * MT. Shared memory (float16):
- *   Q tile  Br x d           loaded once; each warp reads only its own rows (and later stages
- *                            its output rows there)
- *   K tile  Bc x d  x STAGES
- *   V tile  Bc x d  x STAGES
+ * Grid (ceil(N/Br), Hq, B), query tiles walked in reverse so that the longest causal rows start
+ * first. Block: WARPS = 4 warps; Br = WARPS * WR rows, WR = 16 * MT. Tiles (fa2_configs_05b/05c
+ * below, the same for both variants): d = 64: Br = 128, Bc = 128; d = 128: Br = 128, Bc = 64;
+ * d = 256: Br = Bc = 64. Warp w owns rows [w*WR, (w+1)*WR) of the tile (32 rows, MT = 2; 16 at
+ * d = 256) and all Bc columns of their scores, so its softmax needs no other warp: a row lives in
+ * the 4 lanes of an mma quad, and its max and sum are 2 shuffles. Its O rows (WR x d, float32),
+ * m and l are registers for the whole K/V loop. Shared memory (float16, no padding):
+ *   Q tile  Br x d           loaded once; each warp reads only its own rows (and at the end
+ *                            stages its output rows there)
+ *   K tile  Bc x d  x STAGES (1 in 05b, 2 in 05c)
+ *   V tile  Bc x d  x STAGES        48 / 64 / 96 KB (05b), 80 / 96 / 160 KB (05c) at d = 64/128/256
  * Causal: K/V tiles entirely above the diagonal are never loaded; only tiles that cross the
- * diagonal (or the end of the keys) pay for per-element masks. Query tiles run in reverse order
- * so that the longest causal rows start first. */
+ * diagonal (or the end of the keys) pay for per-element masks.
+ *
+ * 05b against 05a (fa2_wmma.cu), every change:
+ *   - mma.sync m16n8k16 fed by ldmatrix instead of WMMA 16x16x16. Its fragment layout is specified
+ *     (common/mma.cuh), which is what allows the next three changes.
+ *   - S stays in the accumulator registers: no float32 S tile in shared memory. The masks and the
+ *     online softmax run on the accumulators in place; a row's max and sum are shuffles among the
+ *     4 lanes of a quad (05a: a warp read each row back from shared memory, 2 scores per lane,
+ *     and reduced over all 32 lanes).
+ *   - P never leaves registers: the C layout of two adjacent n8 tiles of S is the A layout of one
+ *     k16 step of P V, so P is re-packed as float16 A fragments (05a wrote P to shared memory).
+ *   - O (float32), m and l are registers, not shared memory; l stays a per-lane partial sum,
+ *     added across the quad once at the end (05a loaded and stored its O fragments from shared
+ *     memory around every P V, and kept m and l in shared memory).
+ *   - Shared memory holds only the Q, K and V tiles, unpadded and row-major (05a: padded rows,
+ *     plus S, P, O, m and l). Rows 2d bytes apart start in the same bank: every ldmatrix phase is
+ *     an 8-way bank conflict. 05c fixes it.
+ *   - Larger tiles: Br = 128 and 32 rows per warp at d = 64 and 128, Bc = 128 at d = 64
+ *     (05a: Br = Bc = 64 and 16 rows per warp at every d). Still 4 warps, one block per Q tile.
+ *   - exp2 with the scale folded in: p = 2^(s * scale * log2(e) - m), one FFMA + one EX2
+ *     (ex2.approx); m is kept in log2 units and LSE = (m + log2 l) * ln 2
+ *     (05a: expf(scale * s - m), LSE = m + log l).
+ *   - Masks only on tiles that cross the causal diagonal or the end of the keys (05a tested every
+ *     score of every tile).
+ *   - The first K/V tile is loaded together with Q, before the loop. Loads stay synchronous
+ *     (global -> registers -> shared), two barriers per later tile, as in 05a.
+ *   - The epilogue normalizes O in registers, stages it as float16 through the warp's own Q rows
+ *     and writes 16-byte stores, a warp's rows at a time (05a: half2 stores straight from its
+ *     float32 O in shared memory, row by row).
+ *   - Needs compute capability 8.0 (mma.sync m16n8k16, ldmatrix).
+ * 05c against 05b, every change (tiles, warps and registers as in 05b):
+ *   - Q, K and V are copied with cp.async (global -> shared, no trip through registers; tails
+ *     zero-filled) and K/V are double-buffered: the copy of tile j + 1 into the other stage
+ *     starts right after the barrier that makes tile j visible, so it is in flight while j
+ *     computes. One barrier per K/V tile instead of two; K/V shared memory doubles
+ *     (80 / 96 / 160 KB in all).
+ *   - XOR-swizzled shared layout: 16-byte chunk c of row r is stored at c ^ (r % 8), so every
+ *     8-row ldmatrix phase touches 8 different chunks, i.e. all 32 banks once, with no padding. */
 #include <cuda_fp16.h>
 #include <math.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include "../common/attn.h"
 #include "../common/check_cuda.h"
 #include "../common/mma.cuh"
@@ -266,71 +288,54 @@ fa2_kernel(const __half *__restrict__ Q, const __half *__restrict__ K, const __h
 }
 
 /* ------------------------------------------------------------------------------------------ */
-/* Host side: the configurations (tile sizes per head dim) and the rung entries.               */
+/* Host side: the tile sizes each variant runs, per head dim, and the rung entries.             */
 
 typedef void (*fa2_kernel_fn)(const __half *, const __half *, const __half *, __half *, float *,
                               const int *, int, int, int, int, int, float);
 
+/* One instantiation of the kernel and what its launch needs. */
 typedef struct fa2_config {
     int d, br, bc, warps;
     int async, swizzle;
     fa2_kernel_fn kernel;
-    size_t smem;
+    size_t smem;             /* bytes: the Q tile and STAGES K and V tiles */
 } fa2_config;
 
 #define FA2_CFG(D, BR, BC, W, A, S)                                                         \
     {D, BR, BC, W, A, S, fa2_kernel<D, BR, BC, W, A, S>,                                    \
      (size_t)((BR) * (D) + ((A) ? 2 : 1) * 2 * (BC) * (D)) * sizeof(__half)}
 
-/* The first entry per (d, async, swizzle) is the default; the others are tuning candidates that
- * FA2_CONFIG=<index> selects (tools/tune_05.sh measures them). */
-static const fa2_config fa2_configs[] = {
-    /* 05c: cp.async double buffer + swizzle (the defaults, chosen by lab/gpu_run.sh tune) */
-    FA2_CFG(64, 128, 128, 4, 1, 1),
-    FA2_CFG(128, 128, 64, 4, 1, 1),
-    FA2_CFG(256, 64, 64, 4, 1, 1),
-    /* 05b: synchronous loads, plain layout, same tiles */
+/* At d = 64 and 128, the fastest 05c tiles of a tuning run on an H100 (lab/tune05.sh, which also
+ * times the candidates that lost and each of 05c's two changes alone; results/lab/h100-tune05.csv).
+ * d = 256 was not tuned: Br = 64 keeps O at 128 floats per lane. 05b runs the same tiles, so that
+ * the step from 05b to 05c changes only the loads and the layout. */
+#define FA2_NDIMS 3
+static const fa2_config fa2_configs_05b[FA2_NDIMS] = {
     FA2_CFG(64, 128, 128, 4, 0, 0),
     FA2_CFG(128, 128, 64, 4, 0, 0),
     FA2_CFG(256, 64, 64, 4, 0, 0),
-    /* tuning candidates (05c machinery) */
-    FA2_CFG(64, 128, 64, 4, 1, 1),
-    FA2_CFG(64, 64, 64, 4, 1, 1),
-    FA2_CFG(64, 128, 64, 8, 1, 1),
-    FA2_CFG(128, 128, 32, 4, 1, 1),
-    FA2_CFG(128, 64, 64, 4, 1, 1),
-    FA2_CFG(128, 128, 64, 8, 1, 1),
-    FA2_CFG(128, 64, 32, 4, 1, 1),
-    /* ablations: one of the two 05c changes alone */
-    FA2_CFG(64, 128, 128, 4, 1, 0),
-    FA2_CFG(128, 128, 64, 4, 1, 0),
-    FA2_CFG(64, 128, 128, 4, 0, 1),
-    FA2_CFG(128, 128, 64, 4, 0, 1),
 };
-#define FA2_NCONFIGS ((int)(sizeof fa2_configs / sizeof fa2_configs[0]))
+static const fa2_config fa2_configs_05c[FA2_NDIMS] = {
+    FA2_CFG(64, 128, 128, 4, 1, 1),
+    FA2_CFG(128, 128, 64, 4, 1, 1),
+    FA2_CFG(256, 64, 64, 4, 1, 1),
+};
 
-/* The configuration for this head dim and variant: FA2_CONFIG=<index> overrides (tuning only). */
-static const fa2_config *fa2_pick(int d, int async, int swizzle)
+/* A variant's configuration for head dim d, or NULL. */
+static const fa2_config *fa2_pick(const fa2_config *table, int d)
 {
-    const char *env = getenv("FA2_CONFIG");
-    if (env && *env) {
-        int i = atoi(env);
-        if (i >= 0 && i < FA2_NCONFIGS && fa2_configs[i].d == d) return &fa2_configs[i];
-    }
-    for (int i = 0; i < FA2_NCONFIGS; i++)
-        if (fa2_configs[i].d == d && fa2_configs[i].async == async && fa2_configs[i].swizzle == swizzle)
-            return &fa2_configs[i];
+    for (int i = 0; i < FA2_NDIMS; i++)
+        if (table[i].d == d) return &table[i];
     return NULL;
 }
 
-static int fa2_unsupported_common(const attn_shape *s, const attn_env *env, int async, int swizzle,
-                                  char *why, size_t n)
+/* 0 if configuration c (NULL: none for this head dim) can run the shape, else 1 and the reason. */
+static int fa2_refuse(const fa2_config *c, const attn_shape *s, const attn_env *env, char *why, size_t n)
 {
     if (s->dtype != ATTN_F16) {
         snprintf(why, n, "rung 05 is written for float16 storage");
         return 1;
     }
-    const fa2_config *c = fa2_pick(s->d, async, swizzle);
     if (!c) {
         snprintf(why, n, "rung 05 is built for d = 64, 128 and 256 (d = %d)", s->d);
         return 1;
@@ -353,10 +358,9 @@ static size_t fa2_workspace(const attn_shape *s, const attn_env *env)
     return 0;   /* O, m and l live in registers */
 }
 
-const char *fa2_launch(const attn_args *a, cudaStream_t st, int async, int swizzle)
+static const char *fa2_launch(const fa2_config *c, const attn_args *a, cudaStream_t st)
 {
     const attn_shape *s = &a->shape;
-    const fa2_config *c = fa2_pick(s->d, async, swizzle);
     if (!c) return "no configuration for this head dim";
     RUNG_CUDA(cudaFuncSetAttribute(c->kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)c->smem));
     dim3 grid((s->N + c->br - 1) / c->br, s->Hq, s->B);
@@ -367,10 +371,10 @@ const char *fa2_launch(const attn_args *a, cudaStream_t st, int async, int swizz
     return NULL;
 }
 
-static int unsupported_05b(const attn_shape *s, const attn_env *e, char *w, size_t n) { return fa2_unsupported_common(s, e, 0, 0, w, n); }
-static int unsupported_05c(const attn_shape *s, const attn_env *e, char *w, size_t n) { return fa2_unsupported_common(s, e, 1, 1, w, n); }
-static const char *run_05b(const attn_args *a, cudaStream_t st) { return fa2_launch(a, st, 0, 0); }
-static const char *run_05c(const attn_args *a, cudaStream_t st) { return fa2_launch(a, st, 1, 1); }
+static int unsupported_05b(const attn_shape *s, const attn_env *e, char *w, size_t n) { return fa2_refuse(fa2_pick(fa2_configs_05b, s->d), s, e, w, n); }
+static int unsupported_05c(const attn_shape *s, const attn_env *e, char *w, size_t n) { return fa2_refuse(fa2_pick(fa2_configs_05c, s->d), s, e, w, n); }
+static const char *run_05b(const attn_args *a, cudaStream_t st) { return fa2_launch(fa2_pick(fa2_configs_05b, a->shape.d), a, st); }
+static const char *run_05c(const attn_args *a, cudaStream_t st) { return fa2_launch(fa2_pick(fa2_configs_05c, a->shape.d), a, st); }
 
 static const rung rung_05b = {
     "05b", "fa2 mma.sync, registers",
@@ -384,5 +388,6 @@ static const rung rung_05c = {
     unsupported_05c, fa2_workspace, run_05c, NULL,
 };
 
-/* 05c, the final kernel, is the rung's default; the ladder runs all three. */
-extern "C" const rung *const rung_variants[] = {&rung_05c, &rung_05a, &rung_05b, NULL};
+/* The steps in lesson order; the last, 05c, the final kernel, is the rung's default. The ladder
+ * runs all three. */
+extern "C" const rung *const rung_variants[] = {&rung_05a, &rung_05b, &rung_05c, NULL};

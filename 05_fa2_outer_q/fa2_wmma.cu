@@ -1,21 +1,53 @@
 /* Rung 05, step a: the FlashAttention-2 loop order, still on WMMA.
  *
- * The one change against rung 04 is the loop order: a block owns Br = 64 query rows and streams
- * every K/V tile past them, so O and {m, l} stay on chip for the whole K/V loop and are written to
- * device memory once (rung 04 read and wrote them on every K/V tile), and the grid spans
- * (N/Br, Hq, B) instead of B*Hq. Warps split the Q tile: warp w owns rows [16w, 16w + 16) of S, P
- * and O, so the softmax of its rows needs no other warp (only __syncwarp).
+ * Grid (ceil(N/64), Hq, B), query tiles walked in reverse (the longest causal rows first); block
+ * 128 threads (4 warps). A block owns Br = 64 query rows and streams every K/V tile (Bc = 64 keys)
+ * past them. Warp w owns rows [16w, 16w + 16) of S, P and O: it computes S for its rows (16 x 64,
+ * four 16x16 fragments), their softmax (each lane holds 2 of a row's 64 scores) and their O
+ * (16 x d), so between the two barriers around each tile's loads a warp syncs only with itself.
+ * Shared memory, padded rows (+8 halves, +4 floats) so that WMMA's row accesses spread over the
+ * banks:
+ *   sQ [64][d+8] f16, sK [64][d+8] f16, sV [64][d+8] f16, sS [64][68] f32, sP [64][72] f16,
+ *   sO [64][d+4] f32, m[64], l[64] f32.      (70.5 KB at d = 64, 110.5 KB at d = 128, 190.5 KB
+ *                                             at d = 256: over an A100's 163 KB, refused there)
+ *
+ * Against rung 04 (04_d_tiled_wmma), every change:
+ *   - The loop order: rung 04 ran one block per (batch, query head), K/V tiles outer and Q tiles
+ *     inner; here a block owns one Q tile and the K/V loop is its only loop. The grid spans
+ *     (N/Br, Hq, B) instead of B*Hq blocks.
+ *   - O and {m, l} stay on chip (shared memory) for the whole K/V loop and are written to device
+ *     memory once: no workspace (rung 04 read and wrote its float32 O and {m, l} in device memory
+ *     on every K/V tile, then converted O to float16 and computed LSE in a last pass over them).
+ *   - FlashAttention-2's softmax: O is kept unnormalized, rescaled by exp(m_old - m_new) when the
+ *     row max grows, p = exp(scale * s - m_new) against the running max, and divided by l once at
+ *     the end; LSE = m + log l is written with O. (Rung 04 kept O normalized: the tile's own max
+ *     and sum, merged with {m, l} as {m, d} pairs, then O <- alpha O + beta P~V with alpha and beta
+ *     each divided by the new l.) S is scaled when it is read back, not in the fragments.
+ *   - The d tiling is gone: whole d-long rows of Q, K and V sit in shared memory, so shared memory
+ *     grows with d and only d = 64, 128 and 256 are built (rung 04: chunks of Bd = 64 columns,
+ *     78 KB at any d that is a multiple of 16). Q is loaded once per block (rung 04 reloaded its Q
+ *     chunks for every K/V tile and every d chunk).
+ *   - K and V have a tile each, both loaded at the start of the K/V tile (rung 04 had one buffer
+ *     for a K chunk, later a V chunk).
+ *   - Tiles: Br = 64, Bc = 64 (rung 04: Br = 64, Bc = 128).
+ *   - 4 warps, each owning 16 whole rows of S, P and O (rung 04: 8 warps; S split 2 x 4 into
+ *     32 x 32 warp tiles, the P V chunk split 4 x 2 into 16 x 32, the softmax 8 rows per warp with
+ *     4 scores per lane, and a barrier between every phase). The row max and sum are warp
+ *     shuffles over 32 lanes (warp_max, warp_sum).
+ *   - P V accumulates into O's fragments loaded from and stored back to sO (rung 04 computed a
+ *     fresh P V chunk into shared memory and updated O in device memory from there).
+ *   - Every score of every loaded tile is masked by test (rung 04 also skipped whole 32 x 32 warp
+ *     tiles and P V k-steps past the last visible key); causal K/V tiles wholly above the
+ *     diagonal of the Q tile are not loaded (rung 04 skipped Q tiles wholly above it).
+ *   - __launch_bounds__(128), no minimum of blocks per SM and no shared-memory carveout request
+ *     (rung 04: __launch_bounds__(256, 2) and the largest carveout).
  *
  * What stays as in rung 04: WMMA fragments are opaque (their element-to-lane mapping is not
- * specified), so the scores go through shared memory to be read row by row, P is written back
- * to shared memory as float16 for the second product, and O must live in shared memory (float32)
- * to be rescaled by exp(m_old - m_new) row by row. Loads are synchronous. Step b (fa2.cu) moves
- * S, P and O into registers with mma.sync, whose fragment layout is documented.
- *
- * Grid (ceil(N/64), Hq, B); block 128 threads (4 warps). Shared memory, padded rows (+8 halves,
- * +4 floats) so that WMMA's row accesses spread over the banks:
- *   sQ [64][d+8] f16, sK [64][d+8] f16, sV [64][d+8] f16, sS [64][68] f32, sP [64][72] f16,
- *   sO [64][d+4] f32, m[64], l[64] f32.                       (113 KB at d = 128) */
+ * specified), so the scores go through shared memory to be read row by row, P is written back to
+ * shared memory as float16 for the second product, and O must live in shared memory (float32) to
+ * be rescaled row by row. Loads are synchronous (global -> registers -> shared, zero-filled
+ * tails). Step b (fa2.cu) moves S, P and O into registers with mma.sync, whose fragment layout is
+ * documented. */
 #include <cuda_fp16.h>
 #include <mma.h>
 #include <math.h>

@@ -8,7 +8,7 @@
 #   sanitize   compute-sanitizer memcheck, racecheck, synccheck: every rung variant (or SAN_RUNGS), a small
 #              shape with tails (N = 77, M = 131), causal, GQA, plus a varlen decode shape and a uniform
 #              one (rung 06 merges it in clusters of 8 on sm_90)
-#   tune       rung 05's candidate configurations (FA2_CONFIG) on d = 64 and 128 shapes
+#   tune       rung 05's tuning candidates and ablations (lab/tune05.sh) -> results/lab/<gpu>-tune05.csv
 #   ladder     make ladder (SWEEPS / RUNGS from the environment) -> results/*.csv; with the decode
 #              sweep, rung 06's targets on it (lab/decode_targets.sh) -> logs/targets06.txt
 #   ceilings   just the two ceilings

@@ -24,6 +24,8 @@
 #   decode      the decode sweep of results/<gpu>-decode.csv, one line per shape (B x M) in µs: the read
 #               floor, each rung of rungs=06a,06b,06c, the peers; then the last rung's share of the copy
 #               ceiling, cuDNN's time over its time, and how it merged (its merge= field)
+#   ab06        results/<gpu>-ab06-refactor.csv (lab/ab06.sh): per shape, the mean of the medians of the
+#               first two runs it names and their ratio, and the largest ratio
 #   report-row  one row of results/<gpu>-prefill.csv (rung=05c, on the ladder's prefill shape)
 #               printed as the rung binaries print their table (common/report.c)
 #
@@ -308,6 +310,27 @@ EOF
 )" "$dec"
 }
 
+gen_ab06() {
+  local gpu=$1 csv=$RES/$1-ab06-refactor.csv
+  if [ ! -f "$csv" ]; then why="no $csv"; return 1; fi
+  awk -F, -v CSV="$csv" '
+/^# A\/B/ { HEAD = $0; sub(/^# /, "", HEAD) }
+/^#/ { next }
+$12 == "ok" { r = $1; k = $4 " x " $8; if (!(k in SEEN)) { SEEN[k] = 1; ORD[++ns] = k }
+              if (!(r in RS)) { RS[r] = 1; RO[++nr] = r }; S[k, r] += $13 * 1000; N[k, r]++ }
+END {
+  if (nr < 2) { print "fewer than two runs in " CSV; exit 1 }
+  a = RO[1]; b = RO[2]; worst = 0
+  printf "%s (%s), µs, the mean of each run'"'"'s medians:\n\n", CSV, HEAD
+  printf "| B x M | %s | %s | %s / %s |\n|---|---|---|---|\n", a, b, b, a
+  for (j = 1; j <= ns; j++) { k = ORD[j]
+    if (!N[k, a] || !N[k, b]) continue
+    x = S[k, a] / N[k, a]; y = S[k, b] / N[k, b]; q = y / x; if (q > worst) { worst = q; wk = k }
+    printf "| %s | %.2f | %.2f | %.3f |\n", k, x, y, q }
+  printf "\nThe largest ratio: %.3f, at %s.\n", worst, wk
+}' "$csv"
+}
+
 gen_report_row() {
   local gpu=$1 rung=$2 pre=$RES/$1-prefill.csv
   if [ ! -f "$pre" ]; then why="no $pre"; return 1; fi
@@ -341,6 +364,7 @@ generate() {  # generate SPEC > text: SPEC is "NAME key=value ..."
     ceilings)   gen_ceilings "$gpu" "$(arg "$spec" sweeps prefill,decode)" ;;
     gpu-tests)  gen_gpu_tests "$gpu" "$(arg "$spec" rungs "")" "$(arg "$spec" prefix "")" ;;
     report-row) gen_report_row "$gpu" "$(arg "$spec" rung 05c)" ;;
+    ab06)       gen_ab06 "$gpu" ;;
     decode)     gen_decode "$gpu" "$(arg "$spec" rungs 06a,06b,06c)" ;;
     *)          why="unknown block name '$name'"; return 1 ;;
   esac
