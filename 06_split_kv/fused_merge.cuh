@@ -3,11 +3,13 @@
  * so there is no second launch and no wait for the whole split kernel to end. Sequences with
  * more partials go to 06a's combine kernel, as before (one CTA merging many would be slow).
  *
- * The hand-off: each thread's partial stores are made visible device-wide (__threadfence) before
- * thread 0 counts this partial in with an atomic; the CTA that brings the count to n then reads
- * all n partials through L2 (__ldcg: other CTAs of this launch wrote them, and an SM's L1 does not
- * see other SMs' writes). It puts the counter back to 0 for the next launch: no other CTA touches
- * it once it has reached n.
+ * The hand-off, one release and one acquire: a barrier orders every thread's partial stores before
+ * thread 0's atomic count, whose release (at GPU scope, cumulative) publishes them all; the CTA
+ * that brings the count to n acquires the other CTAs' partials with the same atomic, a second
+ * barrier passes that on to its threads, and they read the n partials through L2 (__ldcg: an
+ * SM's L1 does not see other SMs' writes). It puts the counter back to 0 for the next launch: no
+ * other CTA touches it once it has reached n. (A __threadfence in every thread before a relaxed
+ * atomic is also correct, and measured slower: README.)
  *
  * Compiled into split_kv.cu's translation unit (it instantiates that file's kernel). */
 
@@ -41,18 +43,16 @@ struct merge_fused : merge_later<D, RG> {   /* partials are written as in 06a; t
     static __device__ __forceinline__ void finish(const sk_params &p, const sk_plan &plan, const sk_out &s)
     {
         if (s.part < 0) return;
-        __threadfence();
-        __syncthreads();
+        __syncthreads();                      /* every thread's partial stores, before the release */
         if (threadIdx.x == 0) {
             const int n = plan.seq_part[s.seq + 1] - plan.seq_part[s.seq];
-            *s.s_flag = atomicAdd(plan.seq_count + s.seq, 1) == n - 1;
+            int before;
+            asm volatile("atom.acq_rel.gpu.global.add.s32 %0, [%1], 1;" : "=r"(before) : "l"(plan.seq_count + s.seq) : "memory");
+            *s.s_flag = before == n - 1;
             if (*s.s_flag) plan.seq_count[s.seq] = 0;
         }
-        __syncthreads();
-        if (*s.s_flag) {
-            __threadfence();
-            merge_sequence(p, plan, s);
-        }
+        __syncthreads();                      /* thread 0's acquire, passed on to every thread */
+        if (*s.s_flag) merge_sequence(p, plan, s);
     }
 
     /* Each thread takes two (row, 4 adjacent columns) pairs at a time and loads their n partial

@@ -8,20 +8,22 @@
 #   rm -rf build/ab-old && mkdir -p build/ab-old && git archive C | tar -x -C build/ab-old
 #   (on the GPU machine)  COMMIT=... OLD_COMMIT=C AB_RUNS="old:06 new:06c" lab/ab06.sh
 #
-#   AB_OLD     the other tree (default build/ab-old)
-#   AB_RUNS    tree:variant pairs, run in this order in every repetition (default "old:06 new:06c")
+#   AB_RUNS    tree:variant pairs, run in this order in every repetition (default "old:06 new:06c"):
+#              tree "new" is this one, any other name t the tree build/ab-t
 #   AB_SWEEP   the shapes (default sweeps/decode.txt); REPS (default 3)
 # -> $OUT/ab.csv: the rung's CSV rows, each prefixed with "tree:variant,repetition", after '#' lines
 #    naming both commits; $OUT/ab-check.txt; a table of the mean of the medians, new over old, last.
 set -u
 cd "$(dirname "$0")/.."
 OUT=${OUT:-build/out}; mkdir -p "$OUT" build/ab
-old=${AB_OLD:-build/ab-old}; sweep=${AB_SWEEP:-sweeps/decode.txt}; runs=${AB_RUNS:-old:06 new:06c}
+sweep=${AB_SWEEP:-sweeps/decode.txt}; runs=${AB_RUNS:-old:06 new:06c}
 export ATTN_COMMIT=${COMMIT:-unknown}
 make -j"$(nproc)" build > build/ab/new.log 2>&1 || { tail -n 30 build/ab/new.log; exit 1; }
-make -C "$old" -j"$(nproc)" build/bin/06_split_kv > build/ab/old.log 2>&1 || { tail -n 30 build/ab/old.log; exit 1; }
-bin() { case $1 in old) echo "$old/build/bin/06_split_kv";; *) echo build/bin/06_split_kv;; esac; }
-commit() { case $1 in old) echo "${OLD_COMMIT:-unknown}";; *) echo "$ATTN_COMMIT";; esac; }
+for t in $(printf '%s\n' $runs | cut -d: -f1 | sort -u | grep -vx new); do
+  make -C build/ab-$t -j"$(nproc)" build/bin/06_split_kv > build/ab/$t.log 2>&1 || { tail -n 30 build/ab/$t.log; exit 1; }
+done
+bin() { case $1 in new) echo build/bin/06_split_kv;; *) echo "build/ab-$1/build/bin/06_split_kv";; esac; }
+commit() { case $1 in new) echo "$ATTN_COMMIT";; old) echo "${OLD_COMMIT:-unknown}";; *) echo "$1";; esac; }
 
 awk '!/^#/ && NF >= 7 && $1 * $5 <= 131072' "$sweep" > build/ab/check-sweep.txt
 for r in $runs; do

@@ -1,15 +1,21 @@
-# <gpu>-workspace.png: device memory a rung needs beyond its inputs and outputs, against N
-# (prefill, d = 128, non-causal). The baseline holds S and P, B·H·N·M of each: O(N²) per sequence.
-# FA1-order rungs keep l and m per row in HBM: O(N). FA2 rungs keep everything on chip: none,
-# which a log axis cannot show, so those are listed under the legend. Q, K, V, O, LSE dotted, for scale.
+# csv: prefill
+# <gpu>-workspace.png: device memory a rung needs beyond inputs and outputs against N (prefill, d = 128,
+# non-causal): S and P for the baseline, O(N²) per sequence; l and m for FA1-order rungs, O(N); none for
+# FA2 rungs (listed under the legend: 0 has no place on a log axis). Q, K, V, O, LSE dotted, for scale.
 load "plots/common.gp"
-load DIR . "/meta.gp"
-HEIGHT = 700
-eval start(1200, HEIGHT)
-set logscale x 2
-set logscale y 2
-set grid xtics ytics lc rgb GRIDC
-lab_ref_io = "Q+K+V+O+LSE bytes"
-XLABEL = "N = M (tokens per sequence)"
-YLABEL = "bytes (log scale)"
+F = prefill; eval meta(F)
+TITLE = DEVICE . ": workspace (device memory beyond inputs and outputs), prefill d = 128, non-causal"
+HEIGHT = 700; NP = 2; NR = 1; NC = 2; XCOL = "N"
+ptitle(p) = p == 1 ? sprintf("the whole batch (B·N = %d tokens)", TOKENS) : "per sequence (÷ B): S, P ∝ N², l, m ∝ N"
+sel(p) = column("d") == 128 && column("causal") == 0 && !is_peer(strcol(1))      # peers report none
+per(p) = p == 1 ? 1 : column("B")
+yv(p) = column("workspace_bytes") / per(p)
+io(p) = ((2 * column("Hq") * column("N") + 2 * column("Hkv") * column("M")) * column("d") * 2 + \
+         4 * column("Hq") * column("N")) * column("B") / per(p)
+SHAREY = 0; ENDS = 1; NOVAL = "no workspace"
+EXTRA = 'F using (column("N")):(sel(p) ? io(p) : NaN) smooth unique with lines dt 3 lw 1.5 lc rgb hex("ref-io") notitle'
+EXTRAKEY = 'keyentry with lines dt 3 lw 1.5 lc rgb hex("ref-io") title "Q+K+V+O+LSE bytes"'
+NOTEX = "(0 bytes has no place on a\nlog axis)\npeers: not drawn (they do\nnot report a workspace)"
+XLABEL = "N = M (tokens per sequence)"; YLABEL = "bytes (log scale)"
+set logscale x 2; set logscale y 4; set format y "%.0b %BB"; set grid xtics ytics lc rgb GRIDC
 load "plots/series.gp"
