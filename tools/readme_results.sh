@@ -24,8 +24,8 @@
 #   decode      the decode sweep of results/<gpu>-decode.csv, one line per shape (B x M) in µs: the read
 #               floor, each rung of rungs=06a,06b,06c, the peers; then the last rung's share of the copy
 #               ceiling, cuDNN's time over its time, and how it merged (its merge= field)
-#   ab06        results/<gpu>-ab06-refactor.csv (lab/ab06.sh): per shape, the mean of the medians of the
-#               first two runs it names and their ratio, and the largest ratio
+#   ab06        results/<gpu>-ab06-refactor.csv (lab/ab06.sh): per shape, the mean of the medians of
+#               each run it names and each run over the first, and the largest such ratio
 #   report-row  one row of results/<gpu>-prefill.csv (rung=05c, on the ladder's prefill shape)
 #               printed as the rung binaries print their table (common/report.c)
 #
@@ -315,19 +315,26 @@ gen_ab06() {
   if [ ! -f "$csv" ]; then why="no $csv"; return 1; fi
   awk -F, -v CSV="$csv" '
 /^# A\/B/ { HEAD = $0; sub(/^# /, "", HEAD) }
+/^# [a-z]+ = / { NOTE = NOTE " " substr($0, 3) }
 /^#/ { next }
 $12 == "ok" { r = $1; k = $4 " x " $8; if (!(k in SEEN)) { SEEN[k] = 1; ORD[++ns] = k }
-              if (!(r in RS)) { RS[r] = 1; RO[++nr] = r }; S[k, r] += $13 * 1000; N[k, r]++ }
+              if (!(r in HAVE)) { HAVE[r] = 1; RO[++nr] = r }; S[k, r] += $13 * 1000; N[k, r]++ }
 END {
   if (nr < 2) { print "fewer than two runs in " CSV; exit 1 }
-  a = RO[1]; b = RO[2]; worst = 0
-  printf "%s (%s), µs, the mean of each run'"'"'s medians:\n\n", CSV, HEAD
-  printf "| B x M | %s | %s | %s / %s |\n|---|---|---|---|\n", a, b, b, a
-  for (j = 1; j <= ns; j++) { k = ORD[j]
-    if (!N[k, a] || !N[k, b]) continue
-    x = S[k, a] / N[k, a]; y = S[k, b] / N[k, b]; q = y / x; if (q > worst) { worst = q; wk = k }
-    printf "| %s | %.2f | %.2f | %.3f |\n", k, x, y, q }
-  printf "\nThe largest ratio: %.3f, at %s.\n", worst, wk
+  printf "%s (%s.%s) µs, the mean of each run'"'"'s medians, and each run over the first:\n\n", CSV, HEAD, NOTE
+  printf "| B x M |"; for (i = 1; i <= nr; i++) printf " %s |", RO[i]
+  for (i = 2; i <= nr; i++) printf " %s / %s |", RO[i], RO[1]
+  printf "\n|---|"; for (i = 2; i <= 2 * nr; i++) printf "---|"; printf "\n"
+  for (j = 1; j <= ns; j++) { k = ORD[j]; printf "| %s |", k
+    for (i = 1; i <= nr; i++) printf " %s |", N[k, RO[i]] ? sprintf("%.2f", S[k, RO[i]] / N[k, RO[i]]) : "–"
+    for (i = 2; i <= nr; i++) {
+      q = (N[k, RO[i]] && N[k, RO[1]]) ? (S[k, RO[i]] / N[k, RO[i]]) / (S[k, RO[1]] / N[k, RO[1]]) : 0
+      if (q > W[i]) { W[i] = q; WK[i] = k }
+      printf " %s |", q ? sprintf("%.3f", q) : "–" }
+    printf "\n" }
+  printf "\nThe largest ratio to %s:", RO[1]
+  for (i = 2; i <= nr; i++) printf "%s %s %.3f at %s", (i > 2 ? ";" : ""), RO[i], W[i], WK[i]
+  printf ".\n"
 }' "$csv"
 }
 
