@@ -296,7 +296,7 @@ END {
   printf "| B x M | KV | floor |"; for (i = 1; i <= nr; i++) printf " %s |", R[i]
   printf " torch-flash | torch-cudnn | %s, %% of copy | cuDNN / %s | %s merges |\n", last, last, last
   printf "|---|---|---|"; for (i = 1; i <= nr + 5; i++) printf "---|"; printf "\n"
-  for (j = 1; j <= n; j++) {
+  for (j = 1; j <= ns; j++) {
     k = ORD[j]
     printf "| %s | %.0f MB | %s |", k, KV[k], us(k, "floor-read")
     for (i = 1; i <= nr; i++) printf " %s |", us(k, R[i])
