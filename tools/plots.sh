@@ -35,8 +35,9 @@ provenance() {  # "<csv> (measured at commit C on D; rerun: the last rerun line 
   [ "$n" -gt 1 ] && r="$r (and $((n - 1)) earlier)"
   printf '%s%s' "${1#"$PWD"/}" "${c:+ (measured at commit $c${d:+ on ${d%%T*}}${r:+; rerun: $r})}"
 }
-ids() {  # rung ids in ladder order (a bare "06" after its lettered variants), then the peers
-  for f; do sed '/^#/d' "$f" | tail -n +2; done | cut -d, -f1 | tr -d '\r' | grep -v -e '^ceiling-' -e '^$' |
+ids() {  # ids with an ok row, rungs in ladder order (a bare "06" after its lettered variants), then peers
+  for f; do sed '/^#/d' "$f" | awk -F, 'NR == 1 { for (i = 1; i <= NF; i++) if ($i == "status") s = i; next }
+                                         !s || $s == "ok" { print $1 }'; done | tr -d '\r' | grep -v -e '^ceiling-' -e '^$' |
     sed 's/^[0-9][0-9]$/&~/' | LC_ALL=C sort -u | sed 's/~$//' | tr '\n' ' '
 }
 names=""                 # the rung folders' names: name_05 = "FA2 outer Q"
