@@ -50,6 +50,15 @@ static void save_outputs(const driver *D, const attn_shape *s, const uint16_t *h
     if (bad) fprintf(stderr, "--save %s: could not write o.npy / lse.npy\n", D->opt.save);
 }
 
+/* A launch failed: report the row; a sticky error (illegal address) leaves the context unusable,
+ * so then stop. */
+static void report_failure(driver *D, report_row *row, char *status, size_t n, const char *err)
+{
+    snprintf(status, n, "FAIL: %s", err);
+    emit(D, row);
+    if (cudaDeviceSynchronize() != cudaSuccess) exit(EXIT_FAIL);
+}
+
 int run_shape(driver *D, const run_case *rc, uint16_t *const loaded[3], double *first_ms_out)
 {
     attn_shape s = rc->shape;
@@ -140,11 +149,8 @@ int run_shape(driver *D, const run_case *rc, uint16_t *const loaded[3], double *
         if (e != cudaSuccess) err = rung_error(__FILE__, __LINE__, "first launch", cudaGetErrorString(e));
     }
     if (err) {
-        snprintf(status, sizeof status, "FAIL: %s", err);
+        report_failure(D, &row, status, sizeof status, err);
         result = ST_FAIL;
-        /* a sticky error (illegal address) leaves the context unusable: report and stop */
-        emit(D, &row);
-        if (cudaDeviceSynchronize() != cudaSuccess) exit(EXIT_FAIL);
         goto done;
     }
     *first_ms_out = first_ms;
@@ -161,10 +167,8 @@ int run_shape(driver *D, const run_case *rc, uint16_t *const loaded[3], double *
         err = bench_time(&job, D->st, D->opt.warmups, D->opt.runs, first_ms, &row.t);
     }
     if (err) {
-        snprintf(status, sizeof status, "FAIL: %s", err);
+        report_failure(D, &row, status, sizeof status, err);
         result = ST_FAIL;
-        emit(D, &row);
-        if (cudaDeviceSynchronize() != cudaSuccess) exit(EXIT_FAIL);
         goto done;
     }
     row.timed = !D->opt.no_time;
