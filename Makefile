@@ -23,8 +23,12 @@ endif
 CUDA_HOME ?= $(patsubst %/bin/,%,$(dir $(NVCC_PATH)))
 
 # sm_80 (A100) and sm_90 (H100/H200) machine code; no -use_fast_math (see CONTRIBUTING.md).
+# Rung 07 uses Hopper-only instructions (wgmma, setmaxnreg): its kernels are built for sm_90a alone,
+# and on other GPUs the rung refuses.
 ARCH    ?= -gencode=arch=compute_80,code=sm_80 -gencode=arch=compute_90,code=sm_90
-NVFLAGS := -O3 -lineinfo -std=c++17 $(ARCH) -Xcompiler -Wall,-Wextra -MMD -MP
+ARCH_90A := -gencode=arch=compute_90a,code=sm_90a
+NVBASE  := -O3 -lineinfo -std=c++17 -Xcompiler -Wall,-Wextra -MMD -MP
+NVFLAGS := $(NVBASE) $(ARCH)
 CFLAGS  := -std=c11 -D_POSIX_C_SOURCE=200809L -O2 -Wall -Wextra -Werror -fopenmp -MMD -MP \
            -I$(CUDA_HOME)/include
 LDLIBS  := -lcublas -Xcompiler -fopenmp -lm
@@ -57,6 +61,8 @@ $(BUILD)/obj/%.o: %.c
 $(BUILD)/obj/%.o: %.cu
 	@mkdir -p $(dir $@)
 	$(NVCC) $(NVFLAGS) -c $< -o $@
+
+$(BUILD)/obj/07_%.o: NVFLAGS = $(NVBASE) $(ARCH_90A)
 
 # --- one binary per rung: its own .cu/.c files + the driver + common ----------------------
 define rung_rule

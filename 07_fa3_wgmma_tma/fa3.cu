@@ -1,0 +1,327 @@
+/* Rung 07, step a: FlashAttention-3's first step (Shah et al., 2024, arXiv:2407.08608) on Hopper:
+ * the tiles come in through the tensor-memory accelerator (TMA) and both products run on wgmma.
+ * sm_90a only (wgmma); elsewhere the rung refuses.
+ *
+ * Grid (ceil(N / 128), B * Hq). Block: two warpgroups (256 threads); warpgroup wg owns query rows
+ * [64 wg, 64 wg + 64) of the tile, and within it warp w rows [16 w, 16 w + 16) -- the rows of
+ * wgmma's m64 accumulators. Bc = 128 keys per K/V tile at d = 64 and 128, 64 at d = 256.
+ * Shared memory, 1024-byte aligned, every tile 128B-swizzled in chunks of 64 columns as TMA
+ * writes it (common/hopper.cuh):
+ *   Q tile  128 x d            loaded once
+ *   K tile  Bc x d  x 2 stages
+ *   V tile  Bc x d  x 2 stages         80 / 160 / 192 KB at d = 64 / 128 / 256
+ *   three mbarriers: Q, and one per stage (its TMA bytes counted in)
+ * Per K/V tile j (stage j % 2), every warpgroup:
+ *   wait on the stage's barrier; S = Q K^T: d / 16 wgmmas m64 n Bc k16, both operands from shared
+ *   memory (K-major); wait for them; masks (past M, causal) and the online softmax on the
+ *   accumulators in registers, in log2 units, as in rung 05; P packed to halves in registers is
+ *   the A operand of O += P V: Bc / 16 wgmmas m64 n d k16, B = V from shared memory (N-major);
+ *   wait; a block barrier; then thread 0 refills the stage with tile j + 2.
+ * The loads of tile j + 1 (already issued) overlap tile j's products; the products and the softmax
+ * do not overlap each other (07b, 07c, 07d take those steps).
+ *
+ * 07a against rung 05 (05c), every change:
+ *   - wgmma (64 x N x 16 per warpgroup, asynchronous, operands read from shared memory by the
+ *     tensor cores through descriptors) instead of mma.sync (16 x 8 x 16 per warp, operands
+ *     gathered into registers by ldmatrix first): no ldmatrix, no B fragments in registers.
+ *   - TMA instead of cp.async: one thread issues a copy per 64-column box of a tile; completion
+ *     is counted in bytes on an mbarrier instead of cp.async groups and a block barrier. Rows and
+ *     keys past N and M are zero-filled by TMA (the tensor maps are 3-D: [B*H][N or M][d]).
+ *   - The 128B swizzle of TMA and wgmma replaces 05c's own XOR swizzle (the same idea).
+ *   - 8 warps in two warpgroups (05c: 4 warps), 128 rows per block; Bc = 128 at d = 128 (05c: 64).
+ *   - P goes to the second product straight from the accumulators of the first, as in 05c, but in
+ *     wgmma's register-A form. */
+#include <cuda_fp16.h>
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+#include "../common/attn.h"
+#include "../common/check_cuda.h"
+#include "../common/hopper.cuh"
+#include "../common/tiles.cuh"
+#include "../common/tensor_map.h"
+
+#define F3_BR 128                 /* query rows per block */
+#define F3_THREADS 256            /* two warpgroups */
+#define F3_STAGES 2
+#define LOG2E 1.4426950408889634f
+#define LN2 0.6931471805599453f
+
+template <int D>
+struct f3_tile {
+    static constexpr int BC = D <= 128 ? 128 : 64;            /* keys per K/V tile */
+    static constexpr int ON = D <= 128 ? D : 128;              /* N of one O wgmma */
+    static constexpr int OH = D / ON;                          /* O wgmmas per k16 step (d = 256: 2) */
+    static constexpr uint32_t q_bytes = F3_BR * D * 2, kv_bytes = BC * D * 2;
+    static constexpr size_t smem = 1024 + q_bytes + F3_STAGES * 2 * kv_bytes + 64;
+};
+
+typedef struct f3_params {
+    __half *o;
+    float *lse;
+    int Hq, Hkv, N, M, causal;
+    float scale_log2;
+} f3_params;
+
+/* One wgmma of the S product (N = Bc) or of the O product (N = ON), picked by N. */
+template <int N, int TRANS_B>
+static __device__ __forceinline__ void wgmma_ss(float (&d)[N / 2], uint64_t da, uint64_t db, int acc)
+{
+    if constexpr (N == 64) wgmma_ss_64<TRANS_B>(d, da, db, acc);
+    else wgmma_ss_128<TRANS_B>(d, da, db, acc);
+}
+template <int N, int TRANS_B>
+static __device__ __forceinline__ void wgmma_rs(float (&d)[N / 2], const uint32_t (&a)[4], uint64_t db, int acc)
+{
+    if constexpr (N == 64) wgmma_rs_64<TRANS_B>(d, a, db, acc);
+    else wgmma_rs_128<TRANS_B>(d, a, db, acc);
+}
+
+template <int D>
+__global__ void __launch_bounds__(F3_THREADS, 1)
+fa3_kernel(const __grid_constant__ CUtensorMap tq, const __grid_constant__ CUtensorMap tk,
+           const __grid_constant__ CUtensorMap tv, f3_params p)
+{
+    typedef f3_tile<D> T;
+    constexpr int BC = T::BC, CH = D / 64, SN = BC / 2, OPT = T::ON / 2;
+    extern __shared__ unsigned char smem_raw[];
+    const uint32_t raw = smem_addr(smem_raw);
+    unsigned char *base = smem_raw + (((raw + 1023) & ~1023u) - raw);   /* 1024-aligned */
+    __half *sQ = reinterpret_cast<__half *>(base);
+    /* stage s: K at kv + 2 s, V at kv + 2 s + 1 tiles */
+#define F3_SK(s) reinterpret_cast<__half *>(base + T::q_bytes + (2 * (s)) * T::kv_bytes)
+#define F3_SV(s) reinterpret_cast<__half *>(base + T::q_bytes + (2 * (s) + 1) * T::kv_bytes)
+    uint64_t *bar = reinterpret_cast<uint64_t *>(base + T::q_bytes + F3_STAGES * 2 * T::kv_bytes);   /* Q, stages */
+
+    const int wg = threadIdx.x / 128, w = (threadIdx.x / 32) % 4, lane = threadIdx.x % 32, g = lane / 4, c = lane % 4;
+    const int bh = blockIdx.y, b = bh / p.Hq, h = bh % p.Hq;
+    const int kvp = b * p.Hkv + h / (p.Hq / p.Hkv);                     /* K/V plane */
+    const int m0 = blockIdx.x * F3_BR;
+    /* keys the block's last row sees (bottom-right causal): the tiles past them are never loaded */
+    const int kend = p.causal ? min(p.M, m0 + F3_BR + p.M - p.N) : p.M;
+    const int n_tiles = kend > 0 ? (kend + BC - 1) / BC : 0;
+
+    if (threadIdx.x == 0) {
+        tma_prefetch_map(&tq); tma_prefetch_map(&tk); tma_prefetch_map(&tv);
+        for (int i = 0; i < 1 + F3_STAGES; i++) mbar_init(&bar[i], 1);
+        mbar_init_fence();
+    }
+    __syncthreads();
+    if (threadIdx.x == 0) {
+        mbar_arrive_expect_tx(&bar[0], T::q_bytes);
+        for (int ch = 0; ch < CH; ch++) tma_load_3d(sQ + ch * F3_BR * 64, &tq, &bar[0], ch * 64, m0, bh);
+        for (int j = 0; j < F3_STAGES && j < n_tiles; j++) {
+            mbar_arrive_expect_tx(&bar[1 + j], 2 * T::kv_bytes);
+            for (int ch = 0; ch < CH; ch++) {
+                tma_load_3d(F3_SK(j) + ch * BC * 64, &tk, &bar[1 + j], ch * 64, j * BC, kvp);
+                tma_load_3d(F3_SV(j) + ch * BC * 64, &tv, &bar[1 + j], ch * 64, j * BC, kvp);
+            }
+        }
+    }
+
+    float o[T::OH][OPT], m_run[2] = {-INFINITY, -INFINITY}, l_run[2] = {0.0f, 0.0f};
+#pragma unroll
+    for (int oh = 0; oh < T::OH; oh++)
+#pragma unroll
+        for (int i = 0; i < OPT; i++) o[oh][i] = 0.0f;
+    const int row0 = m0 + wg * 64 + w * 16 + g;                          /* this thread's rows: row0, row0 + 8 */
+    const uint32_t q_wg = smem_addr(sQ) + wg * 64 * 128;                   /* its warpgroup's 64 rows */
+    mbar_wait(&bar[0], 0);
+
+    for (int j = 0; j < n_tiles; j++) {
+        const int st = j % F3_STAGES;
+        mbar_wait(&bar[1 + st], (j / F3_STAGES) & 1);
+
+        /* S = Q K^T: both operands K-major in shared memory */
+        float s[SN];
+        const uint32_t k_base = smem_addr(F3_SK(st));
+        wgmma_fence();
+#pragma unroll
+        for (int kk = 0; kk < D / 16; kk++) {
+            const uint32_t off = (kk % 4) * 32;                /* 16 columns = 32 bytes into the chunk */
+            const uint64_t da = wgmma_desc(q_wg + (kk / 4) * F3_BR * 128 + off, 16, 1024);
+            const uint64_t db = wgmma_desc(k_base + (kk / 4) * BC * 128 + off, 16, 1024);
+            wgmma_ss<BC, 0>(s, da, db, kk > 0);
+        }
+        wgmma_commit();
+        wgmma_wait<0>();
+        wgmma_fence_regs(s);
+
+        /* masks: keys past M, and the causal corner (key > row + M - N) */
+        const int key0 = j * BC;
+        if (key0 + BC > p.M || (p.causal && key0 + BC - 1 > m0 + p.M - p.N)) {
+#pragma unroll
+            for (int i = 0; i < SN; i++) {
+                const int key = key0 + (i / 4) * 8 + 2 * c + (i & 1), row = row0 + ((i / 2) & 1) * 8;
+                if (key >= p.M || (p.causal && key > row + p.M - p.N)) s[i] = -INFINITY;
+            }
+        }
+
+        /* online softmax per row (hi = 0: row0, 1: row0 + 8), in log2 units */
+#pragma unroll
+        for (int hi = 0; hi < 2; hi++) {
+            float mx = -INFINITY;
+#pragma unroll
+            for (int i = 0; i < SN; i += 4) mx = fmaxf(mx, fmaxf(s[i + 2 * hi], s[i + 2 * hi + 1]));
+            mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 1));
+            mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 2));
+            const float m_new = fmaxf(m_run[hi], mx * p.scale_log2);
+            const float m_use = m_new == -INFINITY ? 0.0f : m_new;
+            const float alpha = fast_exp2(m_run[hi] - m_use);
+            m_run[hi] = m_new;
+            float sum = 0.0f;
+#pragma unroll
+            for (int i = 0; i < SN; i += 4)
+#pragma unroll
+                for (int e = 0; e < 2; e++) {
+                    const float pe = fast_exp2(fmaf(s[i + 2 * hi + e], p.scale_log2, -m_use));
+                    s[i + 2 * hi + e] = pe;
+                    sum += pe;
+                }
+            l_run[hi] = l_run[hi] * alpha + sum;
+#pragma unroll
+            for (int oh = 0; oh < T::OH; oh++)
+#pragma unroll
+                for (int i = 0; i < OPT; i += 4) {
+                    o[oh][i + 2 * hi] *= alpha;
+                    o[oh][i + 2 * hi + 1] *= alpha;
+                }
+        }
+
+        /* O += P V: P from registers (two n8 blocks of S = one k16 step of A), V N-major */
+        const uint32_t v_base = smem_addr(F3_SV(st));
+        uint32_t pa[BC / 16][4];
+#pragma unroll
+        for (int kb = 0; kb < BC / 16; kb++) {
+            pa[kb][0] = pack_half2(s[8 * kb + 0], s[8 * kb + 1]);
+            pa[kb][1] = pack_half2(s[8 * kb + 2], s[8 * kb + 3]);
+            pa[kb][2] = pack_half2(s[8 * kb + 4], s[8 * kb + 5]);
+            pa[kb][3] = pack_half2(s[8 * kb + 6], s[8 * kb + 7]);
+        }
+#pragma unroll
+        for (int oh = 0; oh < T::OH; oh++) wgmma_fence_regs(o[oh]);
+        wgmma_fence();
+#pragma unroll
+        for (int kb = 0; kb < BC / 16; kb++)
+#pragma unroll
+            for (int oh = 0; oh < T::OH; oh++) {
+                const uint64_t db = wgmma_desc(v_base + oh * (T::ON / 64) * BC * 128 + kb * 2048, BC * 128, 1024);
+                wgmma_rs<T::ON, 1>(o[oh], pa[kb], db, 1);
+            }
+        wgmma_commit();
+        wgmma_wait<0>();
+#pragma unroll
+        for (int oh = 0; oh < T::OH; oh++) wgmma_fence_regs(o[oh]);
+
+        /* every warpgroup is done with this stage: refill it with tile j + 2 */
+        __syncthreads();
+        if (threadIdx.x == 0 && j + F3_STAGES < n_tiles) {
+            const int nj = j + F3_STAGES;
+            mbar_arrive_expect_tx(&bar[1 + st], 2 * T::kv_bytes);
+            for (int ch = 0; ch < CH; ch++) {
+                tma_load_3d(F3_SK(st) + ch * BC * 64, &tk, &bar[1 + st], ch * 64, nj * BC, kvp);
+                tma_load_3d(F3_SV(st) + ch * BC * 64, &tv, &bar[1 + st], ch * 64, nj * BC, kvp);
+            }
+        }
+    }
+
+    /* epilogue: the row's l across its quad, O / l, LSE; rows past N are not written */
+#pragma unroll
+    for (int hi = 0; hi < 2; hi++) {
+        float l = l_run[hi];
+        l += __shfl_xor_sync(0xffffffffu, l, 1);
+        l += __shfl_xor_sync(0xffffffffu, l, 2);
+        const int row = row0 + hi * 8;
+        if (row >= p.N) continue;
+        const float inv = l > 0.0f ? 1.0f / l : 0.0f;
+        __half *orow = p.o + ((size_t)bh * p.N + row) * D;
+#pragma unroll
+        for (int oh = 0; oh < T::OH; oh++)
+#pragma unroll
+            for (int i = 0; i < OPT; i += 4)
+                *reinterpret_cast<__half2 *>(orow + oh * T::ON + (i / 4) * 8 + 2 * c) =
+                    __floats2half2_rn(o[oh][i + 2 * hi] * inv, o[oh][i + 2 * hi + 1] * inv);
+        if (c == 0) p.lse[(size_t)bh * p.N + row] = l > 0.0f ? (m_run[hi] + log2f(l)) * LN2 : -INFINITY;
+    }
+#undef F3_SK
+#undef F3_SV
+}
+
+/* ---- host ---------------------------------------------------------------------------------- */
+
+typedef void (*f3_kernel_fn)(const CUtensorMap, const CUtensorMap, const CUtensorMap, f3_params);
+
+typedef struct f3_variant {
+    f3_kernel_fn kernel;
+    size_t smem;
+    int bc;
+} f3_variant;
+
+static int f3_pick(int d, f3_variant *v)
+{
+    if (d == 64) { *v = (f3_variant){fa3_kernel<64>, f3_tile<64>::smem, f3_tile<64>::BC}; return 1; }
+    if (d == 128) { *v = (f3_variant){fa3_kernel<128>, f3_tile<128>::smem, f3_tile<128>::BC}; return 1; }
+    if (d == 256) { *v = (f3_variant){fa3_kernel<256>, f3_tile<256>::smem, f3_tile<256>::BC}; return 1; }
+    return 0;
+}
+
+static int f3_unsupported(const attn_shape *s, const attn_env *env, char *why, size_t n)
+{
+    f3_variant v;
+    if (env->cc_major != 9) snprintf(why, n, "rung 07 needs a Hopper GPU (sm_90: wgmma, TMA); this one is sm_%d%d",
+                                      env->cc_major, env->cc_minor);
+    else if (s->dtype != ATTN_F16) snprintf(why, n, "rung 07 is written for float16 storage");
+    else if (!f3_pick(s->d, &v)) snprintf(why, n, "rung 07 is built for d = 64, 128 and 256 (d = %d)", s->d);
+    else if (s->seqlens_k) snprintf(why, n, "rung 07 takes one KV length for every request (varlen decode is rung 06's job)");
+    else if (v.smem > env->smem_per_block_optin) snprintf(why, n, "needs %zu KB of shared memory per block", v.smem / 1024);
+    else return 0;
+    return 1;
+}
+
+static size_t f3_workspace(const attn_shape *s, const attn_env *env)
+{
+    (void)s; (void)env;
+    return 0;   /* O, m and l live in registers */
+}
+
+/* The tensor maps depend only on the buffers and the shape: built once and reused while they stay
+ * the same, so that no host work sits between the timing events. */
+static struct {
+    const void *q, *k, *v;
+    int B, Hq, Hkv, N, M, d, valid;
+    CUtensorMap tq, tk, tv;
+} maps;
+
+static const char *f3_run(const attn_args *a, cudaStream_t st)
+{
+    const attn_shape *s = &a->shape;
+    f3_variant v;
+    if (!f3_pick(s->d, &v)) return "rung 07: unsupported head dim";
+    if (!maps.valid || maps.q != a->q || maps.k != a->k || maps.v != a->v || maps.B != s->B || maps.Hq != s->Hq ||
+        maps.Hkv != s->Hkv || maps.N != s->N || maps.M != s->M || maps.d != s->d) {
+        const char *err;
+        if ((err = tensor_map_3d(&maps.tq, a->q, s->dtype, s->d, s->N, s->B * s->Hq, F3_BR)) ||
+            (err = tensor_map_3d(&maps.tk, a->k, s->dtype, s->d, s->M, s->B * s->Hkv, v.bc)) ||
+            (err = tensor_map_3d(&maps.tv, a->v, s->dtype, s->d, s->M, s->B * s->Hkv, v.bc))) {
+            maps.valid = 0;
+            return err;
+        }
+        maps.q = a->q; maps.k = a->k; maps.v = a->v;
+        maps.B = s->B; maps.Hq = s->Hq; maps.Hkv = s->Hkv; maps.N = s->N; maps.M = s->M; maps.d = s->d;
+        maps.valid = 1;
+        RUNG_CUDA(cudaFuncSetAttribute(v.kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)v.smem));
+    }
+    const f3_params p = {(__half *)a->o, a->lse, s->Hq, s->Hkv, s->N, s->M, s->causal, s->scale * LOG2E};
+    v.kernel<<<dim3((s->N + F3_BR - 1) / F3_BR, s->B * s->Hq), F3_THREADS, v.smem, st>>>(maps.tq, maps.tk, maps.tv, p);
+    RUNG_LAUNCHED(fa3_kernel);
+    return NULL;
+}
+
+static const rung rung_07a = {
+    "07a", "fa3: TMA + wgmma",
+    "Hopper: K/V tiles by TMA on mbarriers, S = Q K^T and O += P V on wgmma (P from registers); "
+    "two warpgroups, no overlap of the products yet",
+    f3_unsupported, f3_workspace, f3_run, NULL,
+};
+
+extern "C" const rung *const rung_variants[] = {&rung_07a, NULL};

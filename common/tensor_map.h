@@ -1,0 +1,23 @@
+/* Tensor maps for the tensor-memory accelerator (rung 07): built once on the host, passed to a
+ * kernel by value (__grid_constant__), read by cp.async.bulk.tensor (common/hopper.cuh). */
+#ifndef TENSOR_MAP_H
+#define TENSOR_MAP_H
+
+#include <stddef.h>
+#include <cuda.h>
+#include "attn.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* A [planes][rows][cols] tensor of 16-bit elements at base (row-major, contiguous), read in boxes
+ * of box_rows x 64 columns (128 bytes, the widest 128B-swizzled box) of one plane; elements past
+ * rows or cols read as zeros. NULL, or a message naming what the driver refused. */
+const char *tensor_map_3d(CUtensorMap *map, const void *base, attn_dtype dtype, int cols, int rows, int planes,
+                          int box_rows);
+
+#ifdef __cplusplus
+}
+#endif
+#endif
