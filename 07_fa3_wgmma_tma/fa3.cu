@@ -31,6 +31,7 @@
  *   - 8 warps in two warpgroups (05c: 4 warps), 128 rows per block; Bc = 128 at d = 128 (05c: 64).
  *   - P goes to the second product straight from the accumulators of the first, as in 05c, but in
  *     wgmma's register-A form. */
+#include <cuda_bf16.h>
 #include <cuda_fp16.h>
 #include <math.h>
 #include <stdio.h>
@@ -57,49 +58,212 @@ struct f3_tile {
 };
 
 typedef struct f3_params {
-    __half *o;
+    void *o;
     float *lse;
     int Hq, Hkv, N, M, causal;
     float scale_log2;
 } f3_params;
 
 /* One wgmma of the S product (N = Bc) or of the O product (N = ON), picked by N. */
-template <int N, int TRANS_B>
+template <int N, int TRANS_B, bool BF16>
 static __device__ __forceinline__ void wgmma_ss(float (&d)[N / 2], uint64_t da, uint64_t db, int acc)
 {
-    if constexpr (N == 64) wgmma_ss_64<TRANS_B>(d, da, db, acc);
-    else wgmma_ss_128<TRANS_B>(d, da, db, acc);
+    if constexpr (N == 64) wgmma_ss_64<TRANS_B, BF16>(d, da, db, acc);
+    else wgmma_ss_128<TRANS_B, BF16>(d, da, db, acc);
 }
-template <int N, int TRANS_B>
+template <int N, int TRANS_B, bool BF16>
 static __device__ __forceinline__ void wgmma_rs(float (&d)[N / 2], const uint32_t (&a)[4], uint64_t db, int acc)
 {
-    if constexpr (N == 64) wgmma_rs_64<TRANS_B>(d, a, db, acc);
-    else wgmma_rs_128<TRANS_B>(d, a, db, acc);
+    if constexpr (N == 64) wgmma_rs_64<TRANS_B, BF16>(d, a, db, acc);
+    else wgmma_rs_128<TRANS_B, BF16>(d, a, db, acc);
 }
 
+/* Two floats as two elements of the storage type in one register (the lower column low). */
+template <bool BF16>
+static __device__ __forceinline__ uint32_t pack2(float lo, float hi)
+{
+    if constexpr (BF16) {
+        __nv_bfloat162 b = __floats2bfloat162_rn(lo, hi);
+        return *reinterpret_cast<uint32_t *>(&b);
+    } else {
+        return pack_half2(lo, hi);
+    }
+}
+
+/* Where a block's tiles live: 1024-aligned shared memory, Q, then stage s's K and V, then the
+ * mbarriers (bar[0]: Q; then per stage "full", and in 07b "empty"). */
 template <int D>
+struct f3_smem {
+    unsigned char *base;
+    __device__ __forceinline__ f3_smem(unsigned char *raw)
+    {
+        const uint32_t a = smem_addr(raw);
+        base = raw + (((a + 1023) & ~1023u) - a);
+    }
+    __device__ __forceinline__ __half *q() const { return reinterpret_cast<__half *>(base); }
+    __device__ __forceinline__ __half *k(int s) const { return reinterpret_cast<__half *>(base + f3_tile<D>::q_bytes + 2 * s * f3_tile<D>::kv_bytes); }
+    __device__ __forceinline__ __half *v(int s) const { return k(s) + f3_tile<D>::kv_bytes / 2; }
+    __device__ __forceinline__ uint64_t *bar() const
+    {
+        return reinterpret_cast<uint64_t *>(base + f3_tile<D>::q_bytes + F3_STAGES * 2 * f3_tile<D>::kv_bytes);
+    }
+};
+
+/* The copies of a block's Q tile, and of K/V tile j into stage s, each box of 64 columns. */
+template <int D>
+static __device__ __forceinline__ void f3_load_q(const f3_smem<D> &sm, const CUtensorMap *tq, uint64_t *bar, int m0, int bh)
+{
+    mbar_arrive_expect_tx(bar, f3_tile<D>::q_bytes);
+    for (int ch = 0; ch < D / 64; ch++) tma_load_3d(sm.q() + ch * F3_BR * 64, tq, bar, ch * 64, m0, bh);
+}
+template <int D>
+static __device__ __forceinline__ void f3_load_kv(const f3_smem<D> &sm, const CUtensorMap *tk, const CUtensorMap *tv,
+                                                  uint64_t *bar, int s, int j, int kvp)
+{
+    constexpr int BC = f3_tile<D>::BC;
+    mbar_arrive_expect_tx(bar, 2 * f3_tile<D>::kv_bytes);
+    for (int ch = 0; ch < D / 64; ch++) {
+        tma_load_3d(sm.k(s) + ch * BC * 64, tk, bar, ch * 64, j * BC, kvp);
+        tma_load_3d(sm.v(s) + ch * BC * 64, tv, bar, ch * 64, j * BC, kvp);
+    }
+}
+
+/* A warpgroup's 64 rows: O (float32), and per row (row0, row0 + 8) m and l, in registers. */
+template <int D>
+struct f3_rows {
+    float o[f3_tile<D>::OH][f3_tile<D>::ON / 2], m[2], l[2];
+};
+
+/* One K/V tile for one warpgroup: S = Q K^T (d / 16 wgmmas, both operands K-major in shared
+ * memory), the masks (keys past M, the causal corner) and the online softmax on the accumulators,
+ * in log2 units as in rung 05; then O += P V (Bc / 16 wgmmas, P from registers, V N-major). Waits
+ * for its wgmmas: when it returns, the stage may be refilled. */
+template <int D, bool BF16>
+static __device__ __forceinline__ void f3_tile_step(f3_rows<D> &r, uint32_t q_wg, uint32_t k_base, uint32_t v_base,
+                                                    int key0, int row0, int m0, const f3_params &p)
+{
+    typedef f3_tile<D> T;
+    constexpr int BC = T::BC, SN = BC / 2, OPT = T::ON / 2;
+    const int c = threadIdx.x % 4;
+    float s[SN];
+    wgmma_fence();
+#pragma unroll
+    for (int kk = 0; kk < D / 16; kk++) {
+        const uint32_t off = (kk % 4) * 32;            /* 16 columns = 32 bytes into the chunk */
+        const uint64_t da = wgmma_desc(q_wg + (kk / 4) * F3_BR * 128 + off, 16, 1024);
+        const uint64_t db = wgmma_desc(k_base + (kk / 4) * BC * 128 + off, 16, 1024);
+        wgmma_ss<BC, 0, BF16>(s, da, db, kk > 0);
+    }
+    wgmma_commit();
+    wgmma_wait<0>();
+    wgmma_fence_regs(s);
+
+    if (key0 + BC > p.M || (p.causal && key0 + BC - 1 > m0 + p.M - p.N)) {
+#pragma unroll
+        for (int i = 0; i < SN; i++) {
+            const int key = key0 + (i / 4) * 8 + 2 * c + (i & 1), row = row0 + ((i / 2) & 1) * 8;
+            if (key >= p.M || (p.causal && key > row + p.M - p.N)) s[i] = -INFINITY;
+        }
+    }
+#pragma unroll
+    for (int hi = 0; hi < 2; hi++) {
+        float mx = -INFINITY;
+#pragma unroll
+        for (int i = 0; i < SN; i += 4) mx = fmaxf(mx, fmaxf(s[i + 2 * hi], s[i + 2 * hi + 1]));
+        mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 1));
+        mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 2));
+        const float m_new = fmaxf(r.m[hi], mx * p.scale_log2);
+        const float m_use = m_new == -INFINITY ? 0.0f : m_new;
+        const float alpha = fast_exp2(r.m[hi] - m_use);
+        r.m[hi] = m_new;
+        float sum = 0.0f;
+#pragma unroll
+        for (int i = 0; i < SN; i += 4)
+#pragma unroll
+            for (int e = 0; e < 2; e++) {
+                const float pe = fast_exp2(fmaf(s[i + 2 * hi + e], p.scale_log2, -m_use));
+                s[i + 2 * hi + e] = pe;
+                sum += pe;
+            }
+        r.l[hi] = r.l[hi] * alpha + sum;
+#pragma unroll
+        for (int oh = 0; oh < T::OH; oh++)
+#pragma unroll
+            for (int i = 0; i < OPT; i += 4) {
+                r.o[oh][i + 2 * hi] *= alpha;
+                r.o[oh][i + 2 * hi + 1] *= alpha;
+            }
+    }
+
+    uint32_t pa[BC / 16][4];                   /* two n8 blocks of S = one k16 step of A */
+#pragma unroll
+    for (int kb = 0; kb < BC / 16; kb++) {
+        pa[kb][0] = pack2<BF16>(s[8 * kb + 0], s[8 * kb + 1]);
+        pa[kb][1] = pack2<BF16>(s[8 * kb + 2], s[8 * kb + 3]);
+        pa[kb][2] = pack2<BF16>(s[8 * kb + 4], s[8 * kb + 5]);
+        pa[kb][3] = pack2<BF16>(s[8 * kb + 6], s[8 * kb + 7]);
+    }
+#pragma unroll
+    for (int oh = 0; oh < T::OH; oh++) wgmma_fence_regs(r.o[oh]);
+    wgmma_fence();
+#pragma unroll
+    for (int kb = 0; kb < BC / 16; kb++)
+#pragma unroll
+        for (int oh = 0; oh < T::OH; oh++) {
+            const uint64_t db = wgmma_desc(v_base + oh * (T::ON / 64) * BC * 128 + kb * 2048, BC * 128, 1024);
+            wgmma_rs<T::ON, 1, BF16>(r.o[oh], pa[kb], db, 1);
+        }
+    wgmma_commit();
+    wgmma_wait<0>();
+#pragma unroll
+    for (int oh = 0; oh < T::OH; oh++) wgmma_fence_regs(r.o[oh]);
+}
+
+/* The rows' l across their quads, O / l and LSE written; rows past N are not. */
+template <int D, bool BF16>
+static __device__ __forceinline__ void f3_store(const f3_rows<D> &r, int row0, int bh, const f3_params &p)
+{
+    typedef f3_tile<D> T;
+    const int c = threadIdx.x % 4;
+#pragma unroll
+    for (int hi = 0; hi < 2; hi++) {
+        float l = r.l[hi];
+        l += __shfl_xor_sync(0xffffffffu, l, 1);
+        l += __shfl_xor_sync(0xffffffffu, l, 2);
+        const int row = row0 + hi * 8;
+        if (row >= p.N) continue;
+        const float inv = l > 0.0f ? 1.0f / l : 0.0f;
+        uint32_t *orow = reinterpret_cast<uint32_t *>(p.o) + (((size_t)bh * p.N + row) * D) / 2;   /* two elements */
+#pragma unroll
+        for (int oh = 0; oh < T::OH; oh++)
+#pragma unroll
+            for (int i = 0; i < T::ON / 2; i += 4)
+                orow[(oh * T::ON + (i / 4) * 8 + 2 * c) / 2] = pack2<BF16>(r.o[oh][i + 2 * hi] * inv, r.o[oh][i + 2 * hi + 1] * inv);
+        if (c == 0) p.lse[(size_t)bh * p.N + row] = l > 0.0f ? (r.m[hi] + log2f(l)) * LN2 : -INFINITY;
+    }
+}
+
+/* The K/V tiles a block loads: up to the keys its last row sees (bottom-right causal). */
+static __device__ __forceinline__ int f3_tiles(const f3_params &p, int m0, int bc)
+{
+    const int kend = p.causal ? min(p.M, m0 + F3_BR + p.M - p.N) : p.M;
+    return kend > 0 ? (kend + bc - 1) / bc : 0;
+}
+
+/* 07a: every thread computes; thread 0 also issues the copies. */
+template <int D, bool BF16>
 __global__ void __launch_bounds__(F3_THREADS, 1)
 fa3_kernel(const __grid_constant__ CUtensorMap tq, const __grid_constant__ CUtensorMap tk,
            const __grid_constant__ CUtensorMap tv, f3_params p)
 {
-    typedef f3_tile<D> T;
-    constexpr int BC = T::BC, CH = D / 64, SN = BC / 2, OPT = T::ON / 2;
+    constexpr int BC = f3_tile<D>::BC;
     extern __shared__ unsigned char smem_raw[];
-    const uint32_t raw = smem_addr(smem_raw);
-    unsigned char *base = smem_raw + (((raw + 1023) & ~1023u) - raw);   /* 1024-aligned */
-    __half *sQ = reinterpret_cast<__half *>(base);
-    /* stage s: K at kv + 2 s, V at kv + 2 s + 1 tiles */
-#define F3_SK(s) reinterpret_cast<__half *>(base + T::q_bytes + (2 * (s)) * T::kv_bytes)
-#define F3_SV(s) reinterpret_cast<__half *>(base + T::q_bytes + (2 * (s) + 1) * T::kv_bytes)
-    uint64_t *bar = reinterpret_cast<uint64_t *>(base + T::q_bytes + F3_STAGES * 2 * T::kv_bytes);   /* Q, stages */
-
-    const int wg = threadIdx.x / 128, w = (threadIdx.x / 32) % 4, lane = threadIdx.x % 32, g = lane / 4, c = lane % 4;
+    const f3_smem<D> sm(smem_raw);
+    uint64_t *bar = sm.bar();                   /* Q, then one per stage */
+    const int wg = threadIdx.x / 128, w = (threadIdx.x / 32) % 4, g = (threadIdx.x % 32) / 4;
     const int bh = blockIdx.y, b = bh / p.Hq, h = bh % p.Hq;
     const int kvp = b * p.Hkv + h / (p.Hq / p.Hkv);                     /* K/V plane */
-    const int m0 = blockIdx.x * F3_BR;
-    /* keys the block's last row sees (bottom-right causal): the tiles past them are never loaded */
-    const int kend = p.causal ? min(p.M, m0 + F3_BR + p.M - p.N) : p.M;
-    const int n_tiles = kend > 0 ? (kend + BC - 1) / BC : 0;
+    const int m0 = blockIdx.x * F3_BR, n_tiles = f3_tiles(p, m0, BC);
 
     if (threadIdx.x == 0) {
         tma_prefetch_map(&tq); tma_prefetch_map(&tk); tma_prefetch_map(&tv);
@@ -108,143 +272,23 @@ fa3_kernel(const __grid_constant__ CUtensorMap tq, const __grid_constant__ CUten
     }
     __syncthreads();
     if (threadIdx.x == 0) {
-        mbar_arrive_expect_tx(&bar[0], T::q_bytes);
-        for (int ch = 0; ch < CH; ch++) tma_load_3d(sQ + ch * F3_BR * 64, &tq, &bar[0], ch * 64, m0, bh);
-        for (int j = 0; j < F3_STAGES && j < n_tiles; j++) {
-            mbar_arrive_expect_tx(&bar[1 + j], 2 * T::kv_bytes);
-            for (int ch = 0; ch < CH; ch++) {
-                tma_load_3d(F3_SK(j) + ch * BC * 64, &tk, &bar[1 + j], ch * 64, j * BC, kvp);
-                tma_load_3d(F3_SV(j) + ch * BC * 64, &tv, &bar[1 + j], ch * 64, j * BC, kvp);
-            }
-        }
+        f3_load_q<D>(sm, &tq, &bar[0], m0, bh);
+        for (int j = 0; j < F3_STAGES && j < n_tiles; j++) f3_load_kv<D>(sm, &tk, &tv, &bar[1 + j], j, j, kvp);
     }
 
-    float o[T::OH][OPT], m_run[2] = {-INFINITY, -INFINITY}, l_run[2] = {0.0f, 0.0f};
-#pragma unroll
-    for (int oh = 0; oh < T::OH; oh++)
-#pragma unroll
-        for (int i = 0; i < OPT; i++) o[oh][i] = 0.0f;
+    f3_rows<D> r = {};
+    r.m[0] = r.m[1] = -INFINITY;
     const int row0 = m0 + wg * 64 + w * 16 + g;                          /* this thread's rows: row0, row0 + 8 */
-    const uint32_t q_wg = smem_addr(sQ) + wg * 64 * 128;                   /* its warpgroup's 64 rows */
+    const uint32_t q_wg = smem_addr(sm.q()) + wg * 64 * 128;              /* its warpgroup's 64 rows */
     mbar_wait(&bar[0], 0);
-
     for (int j = 0; j < n_tiles; j++) {
         const int st = j % F3_STAGES;
         mbar_wait(&bar[1 + st], (j / F3_STAGES) & 1);
-
-        /* S = Q K^T: both operands K-major in shared memory */
-        float s[SN];
-        const uint32_t k_base = smem_addr(F3_SK(st));
-        wgmma_fence();
-#pragma unroll
-        for (int kk = 0; kk < D / 16; kk++) {
-            const uint32_t off = (kk % 4) * 32;                /* 16 columns = 32 bytes into the chunk */
-            const uint64_t da = wgmma_desc(q_wg + (kk / 4) * F3_BR * 128 + off, 16, 1024);
-            const uint64_t db = wgmma_desc(k_base + (kk / 4) * BC * 128 + off, 16, 1024);
-            wgmma_ss<BC, 0>(s, da, db, kk > 0);
-        }
-        wgmma_commit();
-        wgmma_wait<0>();
-        wgmma_fence_regs(s);
-
-        /* masks: keys past M, and the causal corner (key > row + M - N) */
-        const int key0 = j * BC;
-        if (key0 + BC > p.M || (p.causal && key0 + BC - 1 > m0 + p.M - p.N)) {
-#pragma unroll
-            for (int i = 0; i < SN; i++) {
-                const int key = key0 + (i / 4) * 8 + 2 * c + (i & 1), row = row0 + ((i / 2) & 1) * 8;
-                if (key >= p.M || (p.causal && key > row + p.M - p.N)) s[i] = -INFINITY;
-            }
-        }
-
-        /* online softmax per row (hi = 0: row0, 1: row0 + 8), in log2 units */
-#pragma unroll
-        for (int hi = 0; hi < 2; hi++) {
-            float mx = -INFINITY;
-#pragma unroll
-            for (int i = 0; i < SN; i += 4) mx = fmaxf(mx, fmaxf(s[i + 2 * hi], s[i + 2 * hi + 1]));
-            mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 1));
-            mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 2));
-            const float m_new = fmaxf(m_run[hi], mx * p.scale_log2);
-            const float m_use = m_new == -INFINITY ? 0.0f : m_new;
-            const float alpha = fast_exp2(m_run[hi] - m_use);
-            m_run[hi] = m_new;
-            float sum = 0.0f;
-#pragma unroll
-            for (int i = 0; i < SN; i += 4)
-#pragma unroll
-                for (int e = 0; e < 2; e++) {
-                    const float pe = fast_exp2(fmaf(s[i + 2 * hi + e], p.scale_log2, -m_use));
-                    s[i + 2 * hi + e] = pe;
-                    sum += pe;
-                }
-            l_run[hi] = l_run[hi] * alpha + sum;
-#pragma unroll
-            for (int oh = 0; oh < T::OH; oh++)
-#pragma unroll
-                for (int i = 0; i < OPT; i += 4) {
-                    o[oh][i + 2 * hi] *= alpha;
-                    o[oh][i + 2 * hi + 1] *= alpha;
-                }
-        }
-
-        /* O += P V: P from registers (two n8 blocks of S = one k16 step of A), V N-major */
-        const uint32_t v_base = smem_addr(F3_SV(st));
-        uint32_t pa[BC / 16][4];
-#pragma unroll
-        for (int kb = 0; kb < BC / 16; kb++) {
-            pa[kb][0] = pack_half2(s[8 * kb + 0], s[8 * kb + 1]);
-            pa[kb][1] = pack_half2(s[8 * kb + 2], s[8 * kb + 3]);
-            pa[kb][2] = pack_half2(s[8 * kb + 4], s[8 * kb + 5]);
-            pa[kb][3] = pack_half2(s[8 * kb + 6], s[8 * kb + 7]);
-        }
-#pragma unroll
-        for (int oh = 0; oh < T::OH; oh++) wgmma_fence_regs(o[oh]);
-        wgmma_fence();
-#pragma unroll
-        for (int kb = 0; kb < BC / 16; kb++)
-#pragma unroll
-            for (int oh = 0; oh < T::OH; oh++) {
-                const uint64_t db = wgmma_desc(v_base + oh * (T::ON / 64) * BC * 128 + kb * 2048, BC * 128, 1024);
-                wgmma_rs<T::ON, 1>(o[oh], pa[kb], db, 1);
-            }
-        wgmma_commit();
-        wgmma_wait<0>();
-#pragma unroll
-        for (int oh = 0; oh < T::OH; oh++) wgmma_fence_regs(o[oh]);
-
-        /* every warpgroup is done with this stage: refill it with tile j + 2 */
-        __syncthreads();
-        if (threadIdx.x == 0 && j + F3_STAGES < n_tiles) {
-            const int nj = j + F3_STAGES;
-            mbar_arrive_expect_tx(&bar[1 + st], 2 * T::kv_bytes);
-            for (int ch = 0; ch < CH; ch++) {
-                tma_load_3d(F3_SK(st) + ch * BC * 64, &tk, &bar[1 + st], ch * 64, nj * BC, kvp);
-                tma_load_3d(F3_SV(st) + ch * BC * 64, &tv, &bar[1 + st], ch * 64, nj * BC, kvp);
-            }
-        }
+        f3_tile_step<D, BF16>(r, q_wg, smem_addr(sm.k(st)), smem_addr(sm.v(st)), j * BC, row0, m0, p);
+        __syncthreads();                        /* every warpgroup is done with this stage */
+        if (threadIdx.x == 0 && j + F3_STAGES < n_tiles) f3_load_kv<D>(sm, &tk, &tv, &bar[1 + st], st, j + F3_STAGES, kvp);
     }
-
-    /* epilogue: the row's l across its quad, O / l, LSE; rows past N are not written */
-#pragma unroll
-    for (int hi = 0; hi < 2; hi++) {
-        float l = l_run[hi];
-        l += __shfl_xor_sync(0xffffffffu, l, 1);
-        l += __shfl_xor_sync(0xffffffffu, l, 2);
-        const int row = row0 + hi * 8;
-        if (row >= p.N) continue;
-        const float inv = l > 0.0f ? 1.0f / l : 0.0f;
-        __half *orow = p.o + ((size_t)bh * p.N + row) * D;
-#pragma unroll
-        for (int oh = 0; oh < T::OH; oh++)
-#pragma unroll
-            for (int i = 0; i < OPT; i += 4)
-                *reinterpret_cast<__half2 *>(orow + oh * T::ON + (i / 4) * 8 + 2 * c) =
-                    __floats2half2_rn(o[oh][i + 2 * hi] * inv, o[oh][i + 2 * hi + 1] * inv);
-        if (c == 0) p.lse[(size_t)bh * p.N + row] = l > 0.0f ? (m_run[hi] + log2f(l)) * LN2 : -INFINITY;
-    }
-#undef F3_SK
-#undef F3_SV
+    f3_store<D, BF16>(r, row0, bh, p);
 }
 
 /* ---- host ---------------------------------------------------------------------------------- */
@@ -254,14 +298,21 @@ typedef void (*f3_kernel_fn)(const CUtensorMap, const CUtensorMap, const CUtenso
 typedef struct f3_variant {
     f3_kernel_fn kernel;
     size_t smem;
-    int bc;
+    int bc, threads;
 } f3_variant;
 
-static int f3_pick(int d, f3_variant *v)
+#include "warp_specialized.cuh"        /* 07b: its kernel uses this file's tile step */
+
+/* The kernel of a variant (0: 07a, 1: 07b) for a head dim and storage type. */
+#define F3_K(D, B) (ws ? fa3_ws_kernel<D, B> : fa3_kernel<D, B>)
+#define F3_PICK(D) { *v = (f3_variant){bf16 ? F3_K(D, true) : F3_K(D, false), f3_tile<D>::smem, f3_tile<D>::BC, \
+                                       ws ? F3_WS_THREADS : F3_THREADS}; return 1; }
+static int f3_pick(int d, attn_dtype dtype, int ws, f3_variant *v)
 {
-    if (d == 64) { *v = (f3_variant){fa3_kernel<64>, f3_tile<64>::smem, f3_tile<64>::BC}; return 1; }
-    if (d == 128) { *v = (f3_variant){fa3_kernel<128>, f3_tile<128>::smem, f3_tile<128>::BC}; return 1; }
-    if (d == 256) { *v = (f3_variant){fa3_kernel<256>, f3_tile<256>::smem, f3_tile<256>::BC}; return 1; }
+    const int bf16 = dtype == ATTN_BF16;
+    if (d == 64) F3_PICK(64)
+    if (d == 128) F3_PICK(128)
+    if (d == 256) F3_PICK(256)
     return 0;
 }
 
@@ -270,8 +321,7 @@ static int f3_unsupported(const attn_shape *s, const attn_env *env, char *why, s
     f3_variant v;
     if (env->cc_major != 9) snprintf(why, n, "rung 07 needs a Hopper GPU (sm_90: wgmma, TMA); this one is sm_%d%d",
                                       env->cc_major, env->cc_minor);
-    else if (s->dtype != ATTN_F16) snprintf(why, n, "rung 07 is written for float16 storage");
-    else if (!f3_pick(s->d, &v)) snprintf(why, n, "rung 07 is built for d = 64, 128 and 256 (d = %d)", s->d);
+    else if (!f3_pick(s->d, s->dtype, 0, &v)) snprintf(why, n, "rung 07 is built for d = 64, 128 and 256 (d = %d)", s->d);
     else if (s->seqlens_k) snprintf(why, n, "rung 07 takes one KV length for every request (varlen decode is rung 06's job)");
     else if (v.smem > env->smem_per_block_optin) snprintf(why, n, "needs %zu KB of shared memory per block", v.smem / 1024);
     else return 0;
@@ -288,17 +338,17 @@ static size_t f3_workspace(const attn_shape *s, const attn_env *env)
  * the same, so that no host work sits between the timing events. */
 static struct {
     const void *q, *k, *v;
-    int B, Hq, Hkv, N, M, d, valid;
+    int B, Hq, Hkv, N, M, d, dtype, ws, valid;
     CUtensorMap tq, tk, tv;
 } maps;
 
-static const char *f3_run(const attn_args *a, cudaStream_t st)
+static const char *f3_run(const attn_args *a, cudaStream_t st, int ws)
 {
     const attn_shape *s = &a->shape;
     f3_variant v;
-    if (!f3_pick(s->d, &v)) return "rung 07: unsupported head dim";
+    if (!f3_pick(s->d, s->dtype, ws, &v)) return "rung 07: unsupported head dim";
     if (!maps.valid || maps.q != a->q || maps.k != a->k || maps.v != a->v || maps.B != s->B || maps.Hq != s->Hq ||
-        maps.Hkv != s->Hkv || maps.N != s->N || maps.M != s->M || maps.d != s->d) {
+        maps.Hkv != s->Hkv || maps.N != s->N || maps.M != s->M || maps.d != s->d || maps.dtype != (int)s->dtype || maps.ws != ws) {
         const char *err;
         if ((err = tensor_map_3d(&maps.tq, a->q, s->dtype, s->d, s->N, s->B * s->Hq, F3_BR)) ||
             (err = tensor_map_3d(&maps.tk, a->k, s->dtype, s->d, s->M, s->B * s->Hkv, v.bc)) ||
@@ -307,21 +357,31 @@ static const char *f3_run(const attn_args *a, cudaStream_t st)
             return err;
         }
         maps.q = a->q; maps.k = a->k; maps.v = a->v;
-        maps.B = s->B; maps.Hq = s->Hq; maps.Hkv = s->Hkv; maps.N = s->N; maps.M = s->M; maps.d = s->d;
+        maps.B = s->B; maps.Hq = s->Hq; maps.Hkv = s->Hkv; maps.N = s->N; maps.M = s->M; maps.d = s->d; maps.dtype = s->dtype; maps.ws = ws;
         maps.valid = 1;
         RUNG_CUDA(cudaFuncSetAttribute(v.kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)v.smem));
     }
-    const f3_params p = {(__half *)a->o, a->lse, s->Hq, s->Hkv, s->N, s->M, s->causal, s->scale * LOG2E};
-    v.kernel<<<dim3((s->N + F3_BR - 1) / F3_BR, s->B * s->Hq), F3_THREADS, v.smem, st>>>(maps.tq, maps.tk, maps.tv, p);
+    const f3_params p = {a->o, a->lse, s->Hq, s->Hkv, s->N, s->M, s->causal, s->scale * LOG2E};
+    v.kernel<<<dim3((s->N + F3_BR - 1) / F3_BR, s->B * s->Hq), v.threads, v.smem, st>>>(maps.tq, maps.tk, maps.tv, p);
     RUNG_LAUNCHED(fa3_kernel);
     return NULL;
 }
+
+static const char *run_07a(const attn_args *a, cudaStream_t st) { return f3_run(a, st, 0); }
+static const char *run_07b(const attn_args *a, cudaStream_t st) { return f3_run(a, st, 1); }
 
 static const rung rung_07a = {
     "07a", "fa3: TMA + wgmma",
     "Hopper: K/V tiles by TMA on mbarriers, S = Q K^T and O += P V on wgmma (P from registers); "
     "two warpgroups, no overlap of the products yet",
-    f3_unsupported, f3_workspace, f3_run, NULL,
+    f3_unsupported, f3_workspace, run_07a, NULL,
 };
 
-extern "C" const rung *const rung_variants[] = {&rung_07a, NULL};
+static const rung rung_07b = {
+    "07b", "fa3: warp-specialized",
+    "07a + a producer warpgroup issues the TMA copies into a ring of full/empty mbarriers; two "
+    "consumer warpgroups compute; setmaxnreg gives the registers to the consumers",
+    f3_unsupported, f3_workspace, run_07b, NULL,
+};
+
+extern "C" const rung *const rung_variants[] = {&rung_07a, &rung_07b, NULL};

@@ -13,6 +13,7 @@
 #              sweep, rung 06's targets on it (lab/decode_targets.sh) -> logs/targets06.txt
 #   ceilings   just the two ceilings
 #   check06    rung 06's variants on the GPU matrix alone, with both KV block sizes and every planner (quick)
+#   fa3first   05c, rung 07's variants and the peers on lab/fa3-first.txt -> results/lab/<gpu>-fa3-first.csv
 #   ab06       lab/ab06.sh: rung 06 of this tree against another commit's (build/ab-old), one run
 #   tune06     the decode sweep for 06a/06b/06c x KV block 64/128 x planner balanced/auto, and
 #              the read floor of every shape, and the peers -> results/lab/<gpu>-tune06.csv
@@ -149,6 +150,19 @@ for step in "$@"; do
       done
       mkdir -p results/lab && cp $out results/lab/$gpu-flush.csv
       say "flush: $(grep -c ',ok,' $out) ok rows -> results/lab/$gpu-flush.csv";;
+    fa3first)
+      # 05c, rung 07's variants and the peers on lab/fa3-first.txt, in one run
+      gpu=$(build/bin/00_baseline --probe | cut -d' ' -f1)
+      out=$LOG/fa3-first.csv
+      rm -f $out
+      build/bin/00_baseline --ceilings --csv $out > /dev/null 2>> $LOG/fa3.err
+      build/bin/05_fa2_outer_q --variant 05c --sweep lab/fa3-first.txt --csv $out --quiet > /dev/null 2>> $LOG/fa3.err
+      for v in $(build/bin/07_fa3_wgmma_tma --list | cut -f1); do
+        timeout 120 build/bin/07_fa3_wgmma_tma --variant $v --sweep lab/fa3-first.txt --csv $out --quiet > /dev/null 2>> $LOG/fa3.err
+      done
+      python3 -c 'import torch' 2>/dev/null && timeout 150 python3 tools/peers.py --sweep lab/fa3-first.txt --csv $out > /dev/null 2>> $LOG/fa3.err
+      mkdir -p results/lab && cp $out results/lab/$gpu-fa3-first.csv
+      grep -v '^#' $out | cut -d, -f1-8,10,14 | tee -a "$summary";;
     ab06)
       OUT=$LOG lab/ab06.sh > $LOG/ab06.log 2>&1; rc=$?
       cat $LOG/ab-check.txt $LOG/ab-table.txt 2>/dev/null | tee -a "$summary" >/dev/null

@@ -26,6 +26,9 @@
 #               ceiling, cuDNN's time over its time, and how it merged (its merge= field)
 #   ab06        results/<gpu>-ab06-refactor.csv (lab/ab06.sh): per shape, the mean of the medians of
 #               each run it names and each run over the first, and the largest such ratio
+#   table       any CSV of the results (csv=PATH): one line per shape, one column per id of ids=a,b,...
+#               with the column col= (default tflops) of each row
+#   fa3-first   that table for results/lab/<gpu>-fa3-first.csv: 05c, rung 07's variants, the peers
 #   report-row  one row of results/<gpu>-prefill.csv (rung=05c, on the ladder's prefill shape)
 #               printed as the rung binaries print their table (common/report.c)
 #
@@ -338,6 +341,30 @@ END {
 }' "$csv"
 }
 
+gen_table() {  # gen_table CSV IDS COL
+  local csv=$1 ids=$2 col=$3
+  if [ ! -f "$csv" ]; then why="no $csv"; return 1; fi
+  awk -v IDS="$ids" -v COL="$col" -v CSV="$csv" "$AWK_CSV"$'\n'"$(cat <<'EOF'
+$1 !~ /^ceiling-/ {
+  k = f("B") "|" f("Hq") "|" f("Hkv") "|" f("N") "|" f("M") "|" f("d") "|" f("causal")
+  if (!(k in SEEN)) { SEEN[k] = 1; ORD[++ns] = k }
+  V[k, $1] = ok() ? sig(f(COL), 3) : (f("status") ~ /^unsupported/ ? "refused" : "FAIL")
+  if (ok()) CM[$1] = f("commit")
+}
+END {
+  nr = split(IDS, R, ","); cm = ""
+  for (i = 1; i <= nr; i++) if (R[i] in CM && index(cm, CM[R[i]]) == 0) cm = cm (cm == "" ? "" : ", ") CM[R[i]]
+  printf "%s, one run (commit %s); %s of each row:\n\n| B | Hq | Hkv | N | M | d | causal |", CSV, cm, COL
+  for (i = 1; i <= nr; i++) printf " %s |", R[i]
+  printf "\n|---|---|---|---|---|---|---|"; for (i = 1; i <= nr; i++) printf "---|"; printf "\n"
+  for (j = 1; j <= ns; j++) { split(ORD[j], a, "|"); printf "| %s | %s | %s | %s | %s | %s | %s |", a[1], a[2], a[3], a[4], a[5], a[6], a[7]
+    for (i = 1; i <= nr; i++) printf " %s |", ((ORD[j], R[i]) in V) ? V[ORD[j], R[i]] : "–"
+    printf "\n" }
+}
+EOF
+)" "$csv"
+}
+
 gen_report_row() {
   local gpu=$1 rung=$2 pre=$RES/$1-prefill.csv
   if [ ! -f "$pre" ]; then why="no $pre"; return 1; fi
@@ -372,6 +399,8 @@ generate() {  # generate SPEC > text: SPEC is "NAME key=value ..."
     gpu-tests)  gen_gpu_tests "$gpu" "$(arg "$spec" rungs "")" "$(arg "$spec" prefix "")" ;;
     report-row) gen_report_row "$gpu" "$(arg "$spec" rung 05c)" ;;
     ab06)       gen_ab06 "$gpu" ;;
+    table)      gen_table "$(arg "$spec" csv "")" "$(arg "$spec" ids "")" "$(arg "$spec" col tflops)" ;;
+    fa3-first)  gen_table "$RES/lab/$gpu-fa3-first.csv" 05c,07a,07b,torch-flash,torch-cudnn tflops ;;
     decode)     gen_decode "$gpu" "$(arg "$spec" rungs 06a,06b,06c)" ;;
     *)          why="unknown block name '$name'"; return 1 ;;
   esac
