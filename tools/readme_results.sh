@@ -63,6 +63,8 @@ cat > "$IDEAS" <<'EOF'
 06a|06a|Flash-Decoding: GQA heads packed, KV split across CTAs by a planner, partials merged by LSE in a second kernel
 06b|06b|a request cut into at most 4 partials is merged by its last CTA: no second kernel
 06c|06c = rung 06|on Hopper, a request's CTAs merge in a thread-block cluster, through each other's shared memory
+07a|07a|FlashAttention-3's first step on Hopper: tiles by TMA on mbarriers, both products on wgmma
+07b|07b|warp specialization: a producer warpgroup feeds two consumers through full/empty mbarriers
 torch-flash|torch-flash|PyTorch SDPA, FlashAttention-2 backend
 torch-cudnn|torch-cudnn|PyTorch SDPA, cuDNN backend
 EOF
