@@ -134,19 +134,15 @@ struct f3_rows {
     float o[f3_tile<D>::OH][f3_tile<D>::ON / 2], m[2], l[2];
 };
 
-/* One K/V tile for one warpgroup: S = Q K^T (d / 16 wgmmas, both operands K-major in shared
- * memory), the masks (keys past M, the causal corner) and the online softmax on the accumulators,
- * in log2 units as in rung 05; then O += P V (Bc / 16 wgmmas, P from registers, V N-major). Waits
- * for its wgmmas: when it returns, the stage may be refilled. */
+/* The pieces of one K/V tile for one warpgroup. f3_issue_s: S = Q K^T, d / 16 wgmmas with both
+ * operands K-major in shared memory (issued, not waited for). f3_softmax: once S is there, the
+ * masks (keys past M, the causal corner) and the online softmax on the accumulators, in log2 units
+ * as in rung 05, O rescaled, and P packed to the A operand of the next product. f3_issue_pv:
+ * O += P V, Bc / 16 wgmmas, P from registers, V N-major (issued, not waited for). */
 template <int D, bool BF16>
-static __device__ __forceinline__ void f3_tile_step(f3_rows<D> &r, uint32_t q_wg, uint32_t k_base, uint32_t v_base,
-                                                    int key0, int row0, int m0, const f3_params &p)
+static __device__ __forceinline__ void f3_issue_s(float (&s)[f3_tile<D>::BC / 2], uint32_t q_wg, uint32_t k_base)
 {
-    typedef f3_tile<D> T;
-    constexpr int BC = T::BC, SN = BC / 2, OPT = T::ON / 2;
-    const int c = threadIdx.x % 4;
-    float s[SN];
-    wgmma_fence();
+    constexpr int BC = f3_tile<D>::BC;
 #pragma unroll
     for (int kk = 0; kk < D / 16; kk++) {
         const uint32_t off = (kk % 4) * 32;            /* 16 columns = 32 bytes into the chunk */
@@ -154,10 +150,31 @@ static __device__ __forceinline__ void f3_tile_step(f3_rows<D> &r, uint32_t q_wg
         const uint64_t db = wgmma_desc(k_base + (kk / 4) * BC * 128 + off, 16, 1024);
         wgmma_ss<BC, 0, BF16>(s, da, db, kk > 0);
     }
-    wgmma_commit();
-    wgmma_wait<0>();
-    wgmma_fence_regs(s);
+}
 
+template <int D, bool BF16>
+static __device__ __forceinline__ void f3_issue_pv(f3_rows<D> &r, const uint32_t (&pa)[f3_tile<D>::BC / 16][4],
+                                                   uint32_t v_base)
+{
+    typedef f3_tile<D> T;
+    constexpr int BC = T::BC;
+#pragma unroll
+    for (int kb = 0; kb < BC / 16; kb++)
+#pragma unroll
+        for (int oh = 0; oh < T::OH; oh++) {
+            const uint64_t db = wgmma_desc(v_base + oh * (T::ON / 64) * BC * 128 + kb * 2048, BC * 128, 1024);
+            wgmma_rs<T::ON, 1, BF16>(r.o[oh], pa[kb], db, 1);
+        }
+}
+
+template <int D, bool BF16>
+static __device__ __forceinline__ void f3_softmax(f3_rows<D> &r, float (&s)[f3_tile<D>::BC / 2],
+                                                  uint32_t (&pa)[f3_tile<D>::BC / 16][4], int key0, int row0, int m0,
+                                                  const f3_params &p)
+{
+    typedef f3_tile<D> T;
+    constexpr int BC = T::BC, SN = BC / 2, OPT = T::ON / 2;
+    const int c = threadIdx.x % 4;
     if (key0 + BC > p.M || (p.causal && key0 + BC - 1 > m0 + p.M - p.N)) {
 #pragma unroll
         for (int i = 0; i < SN; i++) {
@@ -194,29 +211,43 @@ static __device__ __forceinline__ void f3_tile_step(f3_rows<D> &r, uint32_t q_wg
                 r.o[oh][i + 2 * hi + 1] *= alpha;
             }
     }
-
-    uint32_t pa[BC / 16][4];                   /* two n8 blocks of S = one k16 step of A */
 #pragma unroll
-    for (int kb = 0; kb < BC / 16; kb++) {
+    for (int kb = 0; kb < BC / 16; kb++) {     /* two n8 blocks of S = one k16 step of A */
         pa[kb][0] = pack2<BF16>(s[8 * kb + 0], s[8 * kb + 1]);
         pa[kb][1] = pack2<BF16>(s[8 * kb + 2], s[8 * kb + 3]);
         pa[kb][2] = pack2<BF16>(s[8 * kb + 4], s[8 * kb + 5]);
         pa[kb][3] = pack2<BF16>(s[8 * kb + 6], s[8 * kb + 7]);
     }
+}
+
+template <int D>
+static __device__ __forceinline__ void f3_fence_o(f3_rows<D> &r)
+{
 #pragma unroll
-    for (int oh = 0; oh < T::OH; oh++) wgmma_fence_regs(r.o[oh]);
+    for (int oh = 0; oh < f3_tile<D>::OH; oh++) wgmma_fence_regs(r.o[oh]);
+}
+
+/* One K/V tile, one product after the other (07a, 07b): S, wait, softmax, P V, wait. When it
+ * returns, the stage may be refilled. */
+template <int D, bool BF16>
+static __device__ __forceinline__ void f3_tile_step(f3_rows<D> &r, uint32_t q_wg, uint32_t k_base, uint32_t v_base,
+                                                    int key0, int row0, int m0, const f3_params &p)
+{
+    constexpr int BC = f3_tile<D>::BC;
+    float s[BC / 2];
+    uint32_t pa[BC / 16][4];
     wgmma_fence();
-#pragma unroll
-    for (int kb = 0; kb < BC / 16; kb++)
-#pragma unroll
-        for (int oh = 0; oh < T::OH; oh++) {
-            const uint64_t db = wgmma_desc(v_base + oh * (T::ON / 64) * BC * 128 + kb * 2048, BC * 128, 1024);
-            wgmma_rs<T::ON, 1, BF16>(r.o[oh], pa[kb], db, 1);
-        }
+    f3_issue_s<D, BF16>(s, q_wg, k_base);
     wgmma_commit();
     wgmma_wait<0>();
-#pragma unroll
-    for (int oh = 0; oh < T::OH; oh++) wgmma_fence_regs(r.o[oh]);
+    wgmma_fence_regs(s);
+    f3_softmax<D, BF16>(r, s, pa, key0, row0, m0, p);
+    f3_fence_o(r);
+    wgmma_fence();
+    f3_issue_pv<D, BF16>(r, pa, v_base);
+    wgmma_commit();
+    wgmma_wait<0>();
+    f3_fence_o(r);
 }
 
 /* The rows' l across their quads, O / l and LSE written; rows past N are not. */
