@@ -332,10 +332,11 @@ typedef struct f3_variant {
     int bc, threads;
 } f3_variant;
 
-#include "warp_specialized.cuh"        /* 07b: its kernel uses this file's tile step */
+#include "warp_specialized.cuh"        /* 07b and 07c: their kernels use this file's tile step */
+#include "ping_pong.cuh"
 
-/* The kernel of a variant (0: 07a, 1: 07b) for a head dim and storage type. */
-#define F3_K(D, B) (ws ? fa3_ws_kernel<D, B> : fa3_kernel<D, B>)
+/* The kernel of a variant (0: 07a, 1: 07b, 2: 07c) for a head dim and storage type. */
+#define F3_K(D, B) (ws == 2 ? fa3_pp_kernel<D, B> : ws ? fa3_ws_kernel<D, B> : fa3_kernel<D, B>)
 #define F3_PICK(D) { *v = (f3_variant){bf16 ? F3_K(D, true) : F3_K(D, false), f3_tile<D>::smem, f3_tile<D>::BC, \
                                        ws ? F3_WS_THREADS : F3_THREADS}; return 1; }
 static int f3_pick(int d, attn_dtype dtype, int ws, f3_variant *v)
@@ -400,6 +401,7 @@ static const char *f3_run(const attn_args *a, cudaStream_t st, int ws)
 
 static const char *run_07a(const attn_args *a, cudaStream_t st) { return f3_run(a, st, 0); }
 static const char *run_07b(const attn_args *a, cudaStream_t st) { return f3_run(a, st, 1); }
+static const char *run_07c(const attn_args *a, cudaStream_t st) { return f3_run(a, st, 2); }
 
 static const rung rung_07a = {
     "07a", "fa3: TMA + wgmma",
@@ -415,4 +417,11 @@ static const rung rung_07b = {
     f3_unsupported, f3_workspace, run_07b, NULL,
 };
 
-extern "C" const rung *const rung_variants[] = {&rung_07a, &rung_07b, NULL};
+static const rung rung_07c = {
+    "07c", "fa3: ping-pong",
+    "07b + the two consumer warpgroups take turns on the tensor cores (named barriers): one's "
+    "softmax runs under the other's P V and Q K^T",
+    f3_unsupported, f3_workspace, run_07c, NULL,
+};
+
+extern "C" const rung *const rung_variants[] = {&rung_07a, &rung_07b, &rung_07c, NULL};
