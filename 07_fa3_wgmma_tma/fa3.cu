@@ -44,7 +44,6 @@
 
 #define F3_BR 128                 /* query rows per block */
 #define F3_THREADS 256            /* two warpgroups */
-#define F3_STAGES 2
 #define LOG2E 1.4426950408889634f
 #define LN2 0.6931471805599453f
 
@@ -53,8 +52,9 @@ struct f3_tile {
     static constexpr int BC = D <= 128 ? 128 : 64;            /* keys per K/V tile */
     static constexpr int ON = D <= 128 ? D : 128;              /* N of one O wgmma */
     static constexpr int OH = D / ON;                          /* O wgmmas per k16 step (d = 256: 2) */
+    static constexpr int STAGES = D <= 128 ? 3 : 2;            /* K/V stages: as many as fit */
     static constexpr uint32_t q_bytes = F3_BR * D * 2, kv_bytes = BC * D * 2;
-    static constexpr size_t smem = 1024 + q_bytes + F3_STAGES * 2 * kv_bytes + 64;
+    static constexpr size_t smem = 1024 + q_bytes + STAGES * 2 * kv_bytes + 64;
 };
 
 typedef struct f3_params {
@@ -105,7 +105,7 @@ struct f3_smem {
     __device__ __forceinline__ __half *v(int s) const { return k(s) + f3_tile<D>::kv_bytes / 2; }
     __device__ __forceinline__ uint64_t *bar() const
     {
-        return reinterpret_cast<uint64_t *>(base + f3_tile<D>::q_bytes + F3_STAGES * 2 * f3_tile<D>::kv_bytes);
+        return reinterpret_cast<uint64_t *>(base + f3_tile<D>::q_bytes + f3_tile<D>::STAGES * 2 * f3_tile<D>::kv_bytes);
     }
 };
 
@@ -287,7 +287,7 @@ __global__ void __launch_bounds__(F3_THREADS, 1)
 fa3_kernel(const __grid_constant__ CUtensorMap tq, const __grid_constant__ CUtensorMap tk,
            const __grid_constant__ CUtensorMap tv, f3_params p)
 {
-    constexpr int BC = f3_tile<D>::BC;
+    constexpr int BC = f3_tile<D>::BC, STAGES = f3_tile<D>::STAGES;
     extern __shared__ unsigned char smem_raw[];
     const f3_smem<D> sm(smem_raw);
     uint64_t *bar = sm.bar();                   /* Q, then one per stage */
@@ -298,13 +298,13 @@ fa3_kernel(const __grid_constant__ CUtensorMap tq, const __grid_constant__ CUten
 
     if (threadIdx.x == 0) {
         tma_prefetch_map(&tq); tma_prefetch_map(&tk); tma_prefetch_map(&tv);
-        for (int i = 0; i < 1 + F3_STAGES; i++) mbar_init(&bar[i], 1);
+        for (int i = 0; i < 1 + STAGES; i++) mbar_init(&bar[i], 1);
         mbar_init_fence();
     }
     __syncthreads();
     if (threadIdx.x == 0) {
         f3_load_q<D>(sm, &tq, &bar[0], m0, bh);
-        for (int j = 0; j < F3_STAGES && j < n_tiles; j++) f3_load_kv<D>(sm, &tk, &tv, &bar[1 + j], j, j, kvp);
+        for (int j = 0; j < STAGES && j < n_tiles; j++) f3_load_kv<D>(sm, &tk, &tv, &bar[1 + j], j, j, kvp);
     }
 
     f3_rows<D> r = {};
@@ -313,11 +313,11 @@ fa3_kernel(const __grid_constant__ CUtensorMap tq, const __grid_constant__ CUten
     const uint32_t q_wg = smem_addr(sm.q()) + wg * 64 * 128;              /* its warpgroup's 64 rows */
     mbar_wait(&bar[0], 0);
     for (int j = 0; j < n_tiles; j++) {
-        const int st = j % F3_STAGES;
-        mbar_wait(&bar[1 + st], (j / F3_STAGES) & 1);
+        const int st = j % STAGES;
+        mbar_wait(&bar[1 + st], (j / STAGES) & 1);
         f3_tile_step<D, BF16>(r, q_wg, smem_addr(sm.k(st)), smem_addr(sm.v(st)), j * BC, row0, m0, p);
         __syncthreads();                        /* every warpgroup is done with this stage */
-        if (threadIdx.x == 0 && j + F3_STAGES < n_tiles) f3_load_kv<D>(sm, &tk, &tv, &bar[1 + st], st, j + F3_STAGES, kvp);
+        if (threadIdx.x == 0 && j + STAGES < n_tiles) f3_load_kv<D>(sm, &tk, &tv, &bar[1 + st], st, j + STAGES, kvp);
     }
     f3_store<D, BF16>(r, row0, bh, p);
 }

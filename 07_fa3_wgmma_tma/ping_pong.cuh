@@ -61,10 +61,10 @@ __global__ void __launch_bounds__(F3_WS_THREADS, 1)
 fa3_pp_kernel(const __grid_constant__ CUtensorMap tq, const __grid_constant__ CUtensorMap tk,
               const __grid_constant__ CUtensorMap tv, f3_params p)
 {
-    constexpr int BC = f3_tile<D>::BC;
+    constexpr int BC = f3_tile<D>::BC, STAGES = f3_tile<D>::STAGES;
     extern __shared__ unsigned char smem_raw[];
     const f3_smem<D> sm(smem_raw);
-    uint64_t *bar = sm.bar(), *full = bar + 1, *empty = bar + 1 + F3_STAGES;
+    uint64_t *bar = sm.bar(), *full = bar + 1, *empty = bar + 1 + STAGES;
     const int wg = threadIdx.x / 128;
     const int bh = blockIdx.y, b = bh / p.Hq, h = bh % p.Hq;
     const int kvp = b * p.Hkv + h / (p.Hq / p.Hkv);
@@ -73,7 +73,7 @@ fa3_pp_kernel(const __grid_constant__ CUtensorMap tq, const __grid_constant__ CU
     if (threadIdx.x == 0) {
         tma_prefetch_map(&tq); tma_prefetch_map(&tk); tma_prefetch_map(&tv);
         mbar_init(&bar[0], 1);
-        for (int s = 0; s < F3_STAGES; s++) {
+        for (int s = 0; s < STAGES; s++) {
             mbar_init(&full[s], 1);
             mbar_init(&empty[s], 2);            /* one arrival per consumer warpgroup */
         }
@@ -86,8 +86,8 @@ fa3_pp_kernel(const __grid_constant__ CUtensorMap tq, const __grid_constant__ CU
         if (threadIdx.x == 0) {
             f3_load_q<D>(sm, &tq, &bar[0], m0, bh);
             for (int j = 0; j < n_tiles; j++) {
-                const int st = j % F3_STAGES;
-                if (j >= F3_STAGES) mbar_wait(&empty[st], (j / F3_STAGES - 1) & 1);
+                const int st = j % STAGES;
+                if (j >= STAGES) mbar_wait(&empty[st], (j / STAGES - 1) & 1);
                 f3_load_kv<D>(sm, &tk, &tv, &full[st], st, j, kvp);
             }
         }
@@ -107,14 +107,14 @@ fa3_pp_kernel(const __grid_constant__ CUtensorMap tq, const __grid_constant__ CU
             pp_section<D, BF16, false, true>(r, s, pa, q_wg, smem_addr(sm.k(0)), 0, cw, true);
             f3_softmax<D, BF16>(r, s, pa, 0, row0, m0, p);
             for (int j = 1; j < n_tiles; j++) {
-                const int st = j % F3_STAGES, pst = (j - 1) % F3_STAGES;
-                mbar_wait(&full[st], (j / F3_STAGES) & 1);
+                const int st = j % STAGES, pst = (j - 1) % STAGES;
+                mbar_wait(&full[st], (j / STAGES) & 1);
                 pp_section<D, BF16, true, true>(r, s, pa, q_wg, smem_addr(sm.k(st)), smem_addr(sm.v(pst)), cw, true);
                 if (threadIdx.x % 128 == 0) mbar_arrive(&empty[pst]);   /* tile j - 1 is read */
                 f3_softmax<D, BF16>(r, s, pa, j * BC, row0, m0, p);
             }
             /* the last tile's P V alone; consumer 2's last turn is passed to nobody */
-            pp_section<D, BF16, true, false>(r, s, pa, q_wg, 0, smem_addr(sm.v((n_tiles - 1) % F3_STAGES)), cw, cw == 0);
+            pp_section<D, BF16, true, false>(r, s, pa, q_wg, 0, smem_addr(sm.v((n_tiles - 1) % STAGES)), cw, cw == 0);
         }
         f3_store<D, BF16>(r, row0, bh, p);
     }

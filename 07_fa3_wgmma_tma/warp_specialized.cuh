@@ -19,10 +19,10 @@ __global__ void __launch_bounds__(F3_WS_THREADS, 1)
 fa3_ws_kernel(const __grid_constant__ CUtensorMap tq, const __grid_constant__ CUtensorMap tk,
               const __grid_constant__ CUtensorMap tv, f3_params p)
 {
-    constexpr int BC = f3_tile<D>::BC;
+    constexpr int BC = f3_tile<D>::BC, STAGES = f3_tile<D>::STAGES;
     extern __shared__ unsigned char smem_raw[];
     const f3_smem<D> sm(smem_raw);
-    uint64_t *bar = sm.bar(), *full = bar + 1, *empty = bar + 1 + F3_STAGES;
+    uint64_t *bar = sm.bar(), *full = bar + 1, *empty = bar + 1 + STAGES;
     const int wg = threadIdx.x / 128;
     const int bh = blockIdx.y, b = bh / p.Hq, h = bh % p.Hq;
     const int kvp = b * p.Hkv + h / (p.Hq / p.Hkv);
@@ -31,7 +31,7 @@ fa3_ws_kernel(const __grid_constant__ CUtensorMap tq, const __grid_constant__ CU
     if (threadIdx.x == 0) {
         tma_prefetch_map(&tq); tma_prefetch_map(&tk); tma_prefetch_map(&tv);
         mbar_init(&bar[0], 1);
-        for (int s = 0; s < F3_STAGES; s++) {
+        for (int s = 0; s < STAGES; s++) {
             mbar_init(&full[s], 1);
             mbar_init(&empty[s], 2);            /* one arrival per consumer warpgroup */
         }
@@ -44,8 +44,8 @@ fa3_ws_kernel(const __grid_constant__ CUtensorMap tq, const __grid_constant__ CU
         if (threadIdx.x == 0) {
             f3_load_q<D>(sm, &tq, &bar[0], m0, bh);
             for (int j = 0; j < n_tiles; j++) {
-                const int st = j % F3_STAGES;
-                if (j >= F3_STAGES) mbar_wait(&empty[st], (j / F3_STAGES - 1) & 1);   /* tile j - STAGES released */
+                const int st = j % STAGES;
+                if (j >= STAGES) mbar_wait(&empty[st], (j / STAGES - 1) & 1);   /* tile j - STAGES released */
                 f3_load_kv<D>(sm, &tk, &tv, &full[st], st, j, kvp);
             }
         }
@@ -58,8 +58,8 @@ fa3_ws_kernel(const __grid_constant__ CUtensorMap tq, const __grid_constant__ CU
         const uint32_t q_wg = smem_addr(sm.q()) + cw * 64 * 128;
         mbar_wait(&bar[0], 0);
         for (int j = 0; j < n_tiles; j++) {
-            const int st = j % F3_STAGES;
-            mbar_wait(&full[st], (j / F3_STAGES) & 1);
+            const int st = j % STAGES;
+            mbar_wait(&full[st], (j / STAGES) & 1);
             f3_tile_step<D, BF16>(r, q_wg, smem_addr(sm.k(st)), smem_addr(sm.v(st)), j * BC, row0, m0, p);
             if (threadIdx.x % 128 == 0) mbar_arrive(&empty[st]);   /* its wgmmas on the stage are done */
         }
