@@ -8,15 +8,15 @@
  * Shared memory, 1024-byte aligned, every tile 128B-swizzled in chunks of 64 columns as TMA
  * writes it (common/hopper.cuh):
  *   Q tile  128 x d            loaded once
- *   K tile  Bc x d  x 2 stages
- *   V tile  Bc x d  x 2 stages         80 / 160 / 192 KB at d = 64 / 128 / 256
- *   three mbarriers: Q, and one per stage (its TMA bytes counted in)
- * Per K/V tile j (stage j % 2), every warpgroup:
+ *   K tile  Bc x d  x STAGES (3 where they fit, d <= 128; 2 at d = 256)
+ *   V tile  Bc x d  x STAGES           112 / 224 / 192 KB at d = 64 / 128 / 256
+ *   mbarriers: Q, and one per stage (its TMA bytes counted in)
+ * Per K/V tile j (stage j % STAGES), every warpgroup:
  *   wait on the stage's barrier; S = Q K^T: d / 16 wgmmas m64 n Bc k16, both operands from shared
  *   memory (K-major); wait for them; masks (past M, causal) and the online softmax on the
  *   accumulators in registers, in log2 units, as in rung 05; P packed to halves in registers is
  *   the A operand of O += P V: Bc / 16 wgmmas m64 n d k16, B = V from shared memory (N-major);
- *   wait; a block barrier; then thread 0 refills the stage with tile j + 2.
+ *   wait; a block barrier; then thread 0 refills the stage with tile j + STAGES.
  * The loads of tile j + 1 (already issued) overlap tile j's products; the products and the softmax
  * do not overlap each other (07b, 07c, 07d take those steps).
  *

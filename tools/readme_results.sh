@@ -65,6 +65,7 @@ cat > "$IDEAS" <<'EOF'
 06c|06c = rung 06|on Hopper, a request's CTAs merge in a thread-block cluster, through each other's shared memory
 07a|07a|FlashAttention-3's first step on Hopper: tiles by TMA on mbarriers, both products on wgmma
 07b|07b|warp specialization: a producer warpgroup feeds two consumers through full/empty mbarriers
+07c|07c|ping-pong: the two consumers take turns on the tensor cores, one's softmax under the other's products
 torch-flash|torch-flash|PyTorch SDPA, FlashAttention-2 backend
 torch-cudnn|torch-cudnn|PyTorch SDPA, cuDNN backend
 EOF
@@ -402,7 +403,7 @@ generate() {  # generate SPEC > text: SPEC is "NAME key=value ..."
     report-row) gen_report_row "$gpu" "$(arg "$spec" rung 05c)" ;;
     ab06)       gen_ab06 "$gpu" ;;
     table)      gen_table "$(arg "$spec" csv "")" "$(arg "$spec" ids "")" "$(arg "$spec" col tflops)" ;;
-    fa3-first)  gen_table "$RES/lab/$gpu-fa3-first.csv" 05c,07a,07b,torch-flash,torch-cudnn tflops ;;
+    fa3-first)  gen_table "$RES/lab/$gpu-fa3-first.csv" 05c,07a,07b,07c,torch-flash,torch-cudnn tflops ;;
     decode)     gen_decode "$gpu" "$(arg "$spec" rungs 06a,06b,06c)" ;;
     *)          why="unknown block name '$name'"; return 1 ;;
   esac
