@@ -137,7 +137,8 @@ struct f3_rows {
 /* The pieces of one K/V tile for one warpgroup. f3_issue_s: S = Q K^T, d / 16 wgmmas with both
  * operands K-major in shared memory (issued, not waited for). f3_softmax: once S is there, the
  * masks (keys past M, the causal corner) and the online softmax on the accumulators, in log2 units
- * as in rung 05, O rescaled, and P packed to the A operand of the next product. f3_issue_pv:
+ * as in rung 05, O rescaled (or, for 07d, the factors handed back), and P packed to the A
+ * operand of the next product. f3_issue_pv:
  * O += P V, Bc / 16 wgmmas, P from registers, V N-major (issued, not waited for). */
 template <int D, bool BF16>
 static __device__ __forceinline__ void f3_issue_s(float (&s)[f3_tile<D>::BC / 2], uint32_t q_wg, uint32_t k_base)
@@ -167,26 +168,27 @@ static __device__ __forceinline__ void f3_issue_pv(f3_rows<D> &r, const uint32_t
         }
 }
 
-template <int D, bool BF16>
-static __device__ __forceinline__ void f3_softmax(f3_rows<D> &r, float (&s)[f3_tile<D>::BC / 2],
+template <int D, bool BF16, bool DEFER = false>
+static __device__ __forceinline__ void f3_softmax(f3_rows<D> &r, const float (&s)[f3_tile<D>::BC / 2],
                                                   uint32_t (&pa)[f3_tile<D>::BC / 16][4], int key0, int row0, int m0,
-                                                  const f3_params &p)
+                                                  const f3_params &p, float *alpha_out = nullptr)
 {
+    /* S is only read (a wgmma of the same group may still be in flight in 07d, and the compiler
+     * serializes wgmmas whose registers other instructions write meanwhile); masked scores are
+     * -inf as they are read, and P goes straight into the A registers of the next product. */
     typedef f3_tile<D> T;
     constexpr int BC = T::BC, SN = BC / 2, OPT = T::ON / 2;
     const int c = threadIdx.x % 4;
-    if (key0 + BC > p.M || (p.causal && key0 + BC - 1 > m0 + p.M - p.N)) {
-#pragma unroll
-        for (int i = 0; i < SN; i++) {
-            const int key = key0 + (i / 4) * 8 + 2 * c + (i & 1), row = row0 + ((i / 2) & 1) * 8;
-            if (key >= p.M || (p.causal && key > row + p.M - p.N)) s[i] = -INFINITY;
-        }
-    }
+    const bool edge = key0 + BC > p.M || (p.causal && key0 + BC - 1 > m0 + p.M - p.N);
+    /* score i of this thread, -inf where masked (computed where it is read: no second array) */
+#define F3_SCORE(i) (edge && (key0 + ((i) / 4) * 8 + 2 * c + ((i) & 1) >= p.M ||                                  \
+                              (p.causal && key0 + ((i) / 4) * 8 + 2 * c + ((i) & 1) > row0 + (((i) / 2) & 1) * 8 + p.M - p.N)) \
+                         ? -INFINITY : s[i])
 #pragma unroll
     for (int hi = 0; hi < 2; hi++) {
         float mx = -INFINITY;
 #pragma unroll
-        for (int i = 0; i < SN; i += 4) mx = fmaxf(mx, fmaxf(s[i + 2 * hi], s[i + 2 * hi + 1]));
+        for (int i = 0; i < SN; i += 4) mx = fmaxf(mx, fmaxf(F3_SCORE(i + 2 * hi), F3_SCORE(i + 2 * hi + 1)));
         mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 1));
         mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 2));
         const float m_new = fmaxf(r.m[hi], mx * p.scale_log2);
@@ -195,29 +197,26 @@ static __device__ __forceinline__ void f3_softmax(f3_rows<D> &r, float (&s)[f3_t
         r.m[hi] = m_new;
         float sum = 0.0f;
 #pragma unroll
-        for (int i = 0; i < SN; i += 4)
-#pragma unroll
-            for (int e = 0; e < 2; e++) {
-                const float pe = fast_exp2(fmaf(s[i + 2 * hi + e], p.scale_log2, -m_use));
-                s[i + 2 * hi + e] = pe;
-                sum += pe;
-            }
+        for (int blk = 0; blk < SN / 4; blk++) {   /* an n8 block of S; two of them are a k16 step of P */
+            const float p0 = fast_exp2(fmaf(F3_SCORE(4 * blk + 2 * hi), p.scale_log2, -m_use));
+            const float p1 = fast_exp2(fmaf(F3_SCORE(4 * blk + 2 * hi + 1), p.scale_log2, -m_use));
+            sum += p0 + p1;
+            pa[blk / 2][(blk % 2) * 2 + hi] = pack2<BF16>(p0, p1);
+        }
         r.l[hi] = r.l[hi] * alpha + sum;
+        if constexpr (DEFER) {                 /* 07d: O is still being accumulated; rescaled later */
+            alpha_out[hi] = alpha;
+        } else {
 #pragma unroll
-        for (int oh = 0; oh < T::OH; oh++)
+            for (int oh = 0; oh < T::OH; oh++)
 #pragma unroll
-            for (int i = 0; i < OPT; i += 4) {
-                r.o[oh][i + 2 * hi] *= alpha;
-                r.o[oh][i + 2 * hi + 1] *= alpha;
-            }
+                for (int i = 0; i < OPT; i += 4) {
+                    r.o[oh][i + 2 * hi] *= alpha;
+                    r.o[oh][i + 2 * hi + 1] *= alpha;
+                }
+        }
     }
-#pragma unroll
-    for (int kb = 0; kb < BC / 16; kb++) {     /* two n8 blocks of S = one k16 step of A */
-        pa[kb][0] = pack2<BF16>(s[8 * kb + 0], s[8 * kb + 1]);
-        pa[kb][1] = pack2<BF16>(s[8 * kb + 2], s[8 * kb + 3]);
-        pa[kb][2] = pack2<BF16>(s[8 * kb + 4], s[8 * kb + 5]);
-        pa[kb][3] = pack2<BF16>(s[8 * kb + 6], s[8 * kb + 7]);
-    }
+#undef F3_SCORE
 }
 
 template <int D>
@@ -334,9 +333,10 @@ typedef struct f3_variant {
 
 #include "warp_specialized.cuh"        /* 07b and 07c: their kernels use this file's tile step */
 #include "ping_pong.cuh"
+#include "intra_overlap.cuh"
 
-/* The kernel of a variant (0: 07a, 1: 07b, 2: 07c) for a head dim and storage type. */
-#define F3_K(D, B) (ws == 2 ? fa3_pp_kernel<D, B> : ws ? fa3_ws_kernel<D, B> : fa3_kernel<D, B>)
+/* The kernel of a variant (0: 07a, 1: 07b, 2: 07c, 3: 07d) for a head dim and storage type. */
+#define F3_K(D, B) (ws == 3 ? fa3_ov_kernel<D, B> : ws == 2 ? fa3_pp_kernel<D, B> : ws ? fa3_ws_kernel<D, B> : fa3_kernel<D, B>)
 #define F3_PICK(D) { *v = (f3_variant){bf16 ? F3_K(D, true) : F3_K(D, false), f3_tile<D>::smem, f3_tile<D>::BC, \
                                        ws ? F3_WS_THREADS : F3_THREADS}; return 1; }
 static int f3_pick(int d, attn_dtype dtype, int ws, f3_variant *v)
@@ -402,6 +402,7 @@ static const char *f3_run(const attn_args *a, cudaStream_t st, int ws)
 static const char *run_07a(const attn_args *a, cudaStream_t st) { return f3_run(a, st, 0); }
 static const char *run_07b(const attn_args *a, cudaStream_t st) { return f3_run(a, st, 1); }
 static const char *run_07c(const attn_args *a, cudaStream_t st) { return f3_run(a, st, 2); }
+static const char *run_07d(const attn_args *a, cudaStream_t st) { return f3_run(a, st, 3); }
 
 static const rung rung_07a = {
     "07a", "fa3: TMA + wgmma",
@@ -424,4 +425,11 @@ static const rung rung_07c = {
     f3_unsupported, f3_workspace, run_07c, NULL,
 };
 
-extern "C" const rung *const rung_variants[] = {&rung_07a, &rung_07b, &rung_07c, NULL};
+static const rung rung_07d = {
+    "07d", "fa3: intra-warpgroup overlap",
+    "07b + inside each consumer, the softmax of tile j runs while the tensor cores do P V of tile "
+    "j - 1 (Q K^T of tile j issued with it); O rescaled once that product is done",
+    f3_unsupported, f3_workspace, run_07d, NULL,
+};
+
+extern "C" const rung *const rung_variants[] = {&rung_07a, &rung_07b, &rung_07c, &rung_07d, NULL};
