@@ -8,7 +8,7 @@
  * d = 256: Br = Bc = 64. Warp w owns rows [w*WR, (w+1)*WR) of the tile (32 rows, MT = 2; 16 at
  * d = 256) and all Bc columns of their scores, so its softmax needs no other warp: a row lives in
  * the 4 lanes of an mma quad, and its max and sum are 2 shuffles. Its O rows (WR x d, float32),
- * m and l are registers for the whole K/V loop. Shared memory (float16, no padding):
+ * m and l are registers for the whole K/V loop. Shared memory (the storage type T, no padding):
  *   Q tile  Br x d           loaded once; each warp reads only its own rows (and at the end
  *                            stages its output rows there)
  *   K tile  Bc x d  x STAGES (1 in 05b, 2 in 05c)
@@ -51,7 +51,17 @@
  *     computes. One barrier per K/V tile instead of two; K/V shared memory doubles
  *     (80 / 96 / 160 KB in all).
  *   - XOR-swizzled shared layout: 16-byte chunk c of row r is stored at c ^ (r % 8), so every
- *     8-row ldmatrix phase touches 8 different chunks, i.e. all 32 banks once, with no padding. */
+ *     8-row ldmatrix phase touches 8 different chunks, i.e. all 32 banks once, with no padding.
+ *
+ * Storage type and head dims (both variants, and 05a alike). T is float16 (__half) or bfloat16
+ * (__nv_bfloat16): only the mma.sync type and the float -> T packing of P and O differ
+ * (mma_16816_t, pack2_t of common/mma.cuh); ldmatrix, cp.async and the swizzle move 16-bit
+ * elements whatever they are. The tile's head dim D is 64, 128 or 256; a head dim d < D (a
+ * multiple of 8, 32 <= d <= 256) runs the PAD instantiation of the next tile up: rows in global
+ * memory are d long, the tile's columns d..D-1 are zero-filled on load (one test per thread, in
+ * load_tile), the k16 steps of Q K^T and the 16-column steps of P V that start at or past d are
+ * skipped (warp-uniform branches), and the epilogue stores only the chunks below d. Without PAD
+ * (d = D) the kernel is the one it was before T and PAD existed, instruction for instruction. */
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 #include <math.h>

@@ -24,9 +24,10 @@
  *     and sum, merged with {m, l} as {m, d} pairs, then O <- alpha O + beta P~V with alpha and beta
  *     each divided by the new l.) S is scaled when it is read back, not in the fragments.
  *   - The d tiling is gone: whole d-long rows of Q, K and V sit in shared memory, so shared memory
- *     grows with d and only d = 64, 128 and 256 are built (rung 04: chunks of Bd = 64 columns,
- *     78 KB at any d that is a multiple of 16). Q is loaded once per block (rung 04 reloaded its Q
- *     chunks for every K/V tile and every d chunk).
+ *     grows with d and tiles are built for D = 64, 128 and 256; any other multiple of 8 from 32
+ *     to 256 runs the next tile up with its columns past d zero-filled (PAD, as in fa2.cu)
+ *     (rung 04: chunks of Bd = 64 columns, 78 KB at any d that is a multiple of 16). Q is loaded
+ *     once per block (rung 04 reloaded its Q chunks for every K/V tile and every d chunk).
  *   - K and V have a tile each, both loaded at the start of the K/V tile (rung 04 had one buffer
  *     for a K chunk, later a V chunk).
  *   - Tiles: Br = 64, Bc = 64 (rung 04: Br = 64, Bc = 128).
@@ -44,10 +45,10 @@
  *
  * What stays as in rung 04: WMMA fragments are opaque (their element-to-lane mapping is not
  * specified), so the scores go through shared memory to be read row by row, P is written back to
- * shared memory as float16 for the second product, and O must live in shared memory (float32) to
- * be rescaled row by row. Loads are synchronous (global -> registers -> shared, zero-filled
- * tails). Step b (fa2.cu) moves S, P and O into registers with mma.sync, whose fragment layout is
- * documented. */
+ * shared memory as T (float16 or bfloat16) for the second product, and O must live in shared
+ * memory (float32) to be rescaled row by row. Loads are synchronous (global -> registers ->
+ * shared, zero-filled tails). The storage type T is a template parameter, as in rung 04. Step b
+ * (fa2.cu) moves S, P and O into registers with mma.sync, whose fragment layout is documented. */
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 #include <mma.h>
