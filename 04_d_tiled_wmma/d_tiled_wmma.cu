@@ -14,7 +14,11 @@
  *   2. Both products run on the tensor cores: WMMA 16x16x16 fragments, float16 in, float32
  *      accumulate. The 8 warps of the block tile the products between them.
  *
+ * The storage type T is a template parameter: float16 (__half) or bfloat16 (__nv_bfloat16, WMMA
+ * fragments of sm_80+). Only the fragments and the float -> T conversions of P and O change.
+ *
  * Names follow the paper: Br, Bc, S, P, m, l; md_t (common/md.h) holds {m, l} as {m, d}. */
+#include <cuda_bf16.h>
 #include <cuda_fp16.h>
 #include <mma.h>
 #include <math.h>
@@ -22,6 +26,7 @@
 #include "../common/attn.h"
 #include "../common/check_cuda.h"
 #include "../common/fa1.cuh"
+#include "../common/mma.cuh"
 #include "../common/reduce.cuh"
 
 /* ---------------------------------------------------------------- tile sizes and layout */
@@ -43,10 +48,10 @@ enum {
      * (16 bytes) and each float32 row by 4 floats (16 bytes), so that consecutive rows start 16
      * bytes further along the 32 banks: the 8 rows that a fragment load or store touches at once
      * then fall on 8 different groups of 4 banks instead of piling onto the same ones. */
-    LDQ = Bd + 8,       /* sQ  [Br][LDQ]  half  */
-    LDKV = Bd + 8,      /* sKV [Bc][LDKV] half  (K chunk, then V chunk) */
+    LDQ = Bd + 8,       /* sQ  [Br][LDQ]  T (float16 or bfloat16) */
+    LDKV = Bd + 8,      /* sKV [Bc][LDKV] T  (K chunk, then V chunk) */
     LDS = Bc + 4,       /* sS  [Br][LDS]  float (scaled scores) */
-    LDP = Bc + 8,       /* sP  [Br][LDP]  half  (P~ = exp(S - m~)) */
+    LDP = Bc + 8,       /* sP  [Br][LDP]  T  (P~ = exp(S - m~)) */
     LDO = Bd + 4,       /* sO  [Br][LDO]  float (P V for one chunk; aliases sS) */
 
     /* Byte offsets in the dynamic shared memory. WMMA wants every fragment pointer 32-byte
@@ -72,11 +77,14 @@ static_assert(Br * LDO <= Br * LDS, "sO must fit in the space of sS");
 static_assert(SM_KV % 32 == 0 && SM_S % 32 == 0 && SM_P % 32 == 0 && SM_ML % 32 == 0,
               "WMMA pointers must be 32-byte aligned");
 
-typedef nvcuda::wmma::fragment<nvcuda::wmma::matrix_a, 16, 16, 16, half, nvcuda::wmma::row_major> frag_a;
+template <typename T>
+using frag_a = nvcuda::wmma::fragment<nvcuda::wmma::matrix_a, 16, 16, 16, T, nvcuda::wmma::row_major>;
 /* K is stored [key][dim] (row-major, ld LDKV). The product needs K^T (dims x keys) as the B
  * operand; that is the same memory read column-major, so no transpose is ever made. */
-typedef nvcuda::wmma::fragment<nvcuda::wmma::matrix_b, 16, 16, 16, half, nvcuda::wmma::col_major> frag_kt;
-typedef nvcuda::wmma::fragment<nvcuda::wmma::matrix_b, 16, 16, 16, half, nvcuda::wmma::row_major> frag_v;
+template <typename T>
+using frag_kt = nvcuda::wmma::fragment<nvcuda::wmma::matrix_b, 16, 16, 16, T, nvcuda::wmma::col_major>;
+template <typename T>
+using frag_v = nvcuda::wmma::fragment<nvcuda::wmma::matrix_b, 16, 16, 16, T, nvcuda::wmma::row_major>;
 typedef nvcuda::wmma::fragment<nvcuda::wmma::accumulator, 16, 16, 16, float> frag_acc;
 
 /* ---------------------------------------------------------------- small helpers */
@@ -95,8 +103,8 @@ static __device__ __forceinline__ int tile_key_end(int i, int kv0, int kv_valid,
  * (their P is 0 and 0 * 0 = 0 -- never 0 * whatever was left in shared memory, which could be NaN).
  * Loading into registers first and storing to shared memory afterwards keeps all of a thread's
  * loads in flight together. */
-template <int ROWS>
-static __device__ __forceinline__ void fetch_chunk(uint4 *r, const half *src, int d, int rows_valid,
+template <int ROWS, typename T>
+static __device__ __forceinline__ void fetch_chunk(uint4 *r, const T *src, int d, int rows_valid,
                                                    int cols_valid)
 {
 #pragma unroll
@@ -108,8 +116,8 @@ static __device__ __forceinline__ void fetch_chunk(uint4 *r, const half *src, in
     }
 }
 
-template <int ROWS, int LD>
-static __device__ __forceinline__ void put_chunk(half *dst, const uint4 *r)
+template <int ROWS, int LD, typename T>
+static __device__ __forceinline__ void put_chunk(T *dst, const uint4 *r)
 {
 #pragma unroll
     for (int it = 0; it < ROWS * Bd / 8 / THREADS; it++) {
@@ -140,16 +148,17 @@ static __device__ __forceinline__ void put_chunk(half *dst, const uint4 *r)
  * memory (so its Bc shrank as d grew: 64 up to d = 256, 16 at d = 1024 on an H100) and did every
  * multiply-add on the CUDA cores, one query row per warp. Here shared memory holds Bd-wide chunks
  * (Br = 64, Bc = 128 at every d), and both products are WMMA tensor-core fragments. */
+template <typename T>
 __global__ void __launch_bounds__(THREADS, 2)
 fa1_wmma(fa1_params p)
 {
     using namespace nvcuda;
     extern __shared__ __align__(128) unsigned char smem[];
-    half *sQ = (half *)(smem + SM_Q);
-    half *sKV = (half *)(smem + SM_KV);
+    T *sQ = (T *)(smem + SM_Q);
+    T *sKV = (T *)(smem + SM_KV);
     float *sS = (float *)(smem + SM_S);
     float *sO = sS;                       /* S is dead once P is written: P V reuses its space */
-    half *sP = (half *)(smem + SM_P);
+    T *sP = (T *)(smem + SM_P);
     md_t *sML = (md_t *)(smem + SM_ML);
     float *sAlpha = (float *)(smem + SM_ALPHA);
     float *sBeta = (float *)(smem + SM_BETA);
@@ -162,9 +171,11 @@ fa1_wmma(fa1_params p)
     const int mk = p.seqlens_k ? p.seqlens_k[b] : p.M;
     const int shift = mk - N;             /* causal: row i sees keys j <= i + shift */
 
-    const half *Q = p.q + (size_t)bh * N * d;
-    const half *K = p.k + ((size_t)b * p.Hkv + hk) * p.M * d;   /* stride M: varlen only shortens */
-    const half *V = p.v + ((size_t)b * p.Hkv + hk) * p.M * d;
+    /* fa1_params carries float16 pointers (rungs 01-03 are float16 only); with T = bfloat16 the
+     * same buffers hold bfloat16. */
+    const T *Q = reinterpret_cast<const T *>(p.q) + (size_t)bh * N * d;
+    const T *K = reinterpret_cast<const T *>(p.k) + ((size_t)b * p.Hkv + hk) * p.M * d;   /* stride M: varlen only shortens */
+    const T *V = reinterpret_cast<const T *>(p.v) + ((size_t)b * p.Hkv + hk) * p.M * d;
     float *O = p.o_acc + (size_t)bh * N * d;
     md_t *ml = p.ml + (size_t)bh * N;
 
@@ -216,8 +227,8 @@ fa1_wmma(fa1_params p)
 #pragma unroll
                     for (int ks = 0; ks < Bd / 16; ks++) {
                         if (ks * 16 >= dv) break;           /* warp-uniform: partial last chunk */
-                        frag_a a[2];
-                        frag_kt bt[2];
+                        frag_a<T> a[2];
+                        frag_kt<T> bt[2];
 #pragma unroll
                         for (int i = 0; i < 2; i++)
                             wmma::load_matrix_sync(a[i], sQ + (s_r0 + 16 * i) * LDQ + ks * 16, LDQ);
@@ -252,7 +263,7 @@ fa1_wmma(fa1_params p)
 #pragma unroll 1
             for (int rr = 0; rr < Br / WARPS; rr++) {
                 const int r = warp * (Br / WARPS) + rr;
-                __half2 *prow = (__half2 *)(sP + r * LDP + 4 * lane);
+                uint32_t *prow = (uint32_t *)(sP + r * LDP + 4 * lane);   /* two T per word */
                 const int end = r < q_valid ? tile_key_end(q0 + r, kv0, kv_valid, shift, causal) : 0;
                 /* Invalid scores are selected away, never computed with: what sits in sS there
                  * may be stale or uninitialized. */
@@ -275,16 +286,16 @@ fa1_wmma(fa1_params p)
                 st = warp_md(st);                    /* every lane: the tile row's m~ and l~ */
 
                 if (st.m == -INFINITY) {             /* no visible key in this tile (or r >= N) */
-                    prow[0] = __floats2half2_rn(0.0f, 0.0f);
-                    prow[1] = __floats2half2_rn(0.0f, 0.0f);
+                    prow[0] = pack2_t<T>(0.0f, 0.0f);
+                    prow[1] = pack2_t<T>(0.0f, 0.0f);
                     if (lane == 0) sUpd[r] = 0;
                     continue;
                 }
                 /* P~ = exp(S - m~) in float16, every value in [0, 1]: rescale this lane's
                  * exp(x - m_lane) by exp(m_lane - m~) (0 for a lane with no visible score). */
                 const float f = m_lane == -INFINITY ? 0.0f : expf(m_lane - st.m);
-                prow[0] = __floats2half2_rn(e0 * f, e1 * f);
-                prow[1] = __floats2half2_rn(e2 * f, e3 * f);
+                prow[0] = pack2_t<T>(e0 * f, e1 * f);
+                prow[1] = pack2_t<T>(e2 * f, e3 * f);
                 /* Algorithm 1, lines 11-12: m_new, l_new and the two factors of the O update,
                  * O_new = (l e^{m - m_new} O + e^{m~ - m_new} P~ V) / l_new. For the first tile a
                  * row sees, {m, l} = {-inf, 0}: alpha = 0 * 0 = 0 and the old O drops out.
@@ -329,12 +340,12 @@ fa1_wmma(fa1_params p)
 #pragma unroll
                     for (int ks = 0; ks < Bc / 16; ks++) {
                         if (ks * 16 >= o_keys) break;       /* past every key these rows see */
-                        frag_a a;
+                        frag_a<T> a;
                         wmma::load_matrix_sync(a, sP + o_r0 * LDP + ks * 16, LDP);
 #pragma unroll
                         for (int j = 0; j < 2; j++) {
                             if (o_c0 + 16 * j >= dv) continue;   /* columns past d */
-                            frag_v bv;
+                            frag_v<T> bv;
                             wmma::load_matrix_sync(bv, sKV + ks * 16 * LDKV + o_c0 + 16 * j, LDKV);
                             wmma::mma_sync(c[j], a, bv, c[j]);
                         }
@@ -369,18 +380,18 @@ fa1_wmma(fa1_params p)
     }
     __syncthreads();                                 /* the last O and {m, l} writes are visible */
 
-    /* Only now, after the last K/V tile, does O become float16: rounding it on every round trip
-     * would add a float16 rounding error (2^-11 relative) per K/V tile. LSE = m + log(l); a row
+    /* Only now, after the last K/V tile, does O become T: rounding it on every round trip would
+     * add a float16 rounding error (2^-11 relative; bfloat16: 2^-8) per K/V tile. LSE = m + log(l); a row
      * that never saw a key still holds O = 0, {-inf, 0} and gets O = 0, LSE = -inf. */
-    half *Oh = p.o + (size_t)bh * N * d;
+    T *Oh = reinterpret_cast<T *>(p.o) + (size_t)bh * N * d;
     float *lse = p.lse + (size_t)bh * N;
     for (size_t x = tid; x < (size_t)N * d / 8; x += THREADS) {
         const float4 a = ((const float4 *)O)[2 * x], c = ((const float4 *)O)[2 * x + 1];
-        union { uint4 u; __half2 h[4]; } pk;  /* a union, not a cast of &pk: stays in registers */
-        pk.h[0] = __floats2half2_rn(a.x, a.y);
-        pk.h[1] = __floats2half2_rn(a.z, a.w);
-        pk.h[2] = __floats2half2_rn(c.x, c.y);
-        pk.h[3] = __floats2half2_rn(c.z, c.w);
+        union { uint4 u; uint32_t w[4]; } pk; /* a union, not a cast of &pk: stays in registers */
+        pk.w[0] = pack2_t<T>(a.x, a.y);
+        pk.w[1] = pack2_t<T>(a.z, a.w);
+        pk.w[2] = pack2_t<T>(c.x, c.y);
+        pk.w[3] = pack2_t<T>(c.z, c.w);
         ((uint4 *)Oh)[x] = pk.u;
     }
     for (int r = tid; r < N; r += THREADS) lse[r] = md_lse(ml[r]);
@@ -390,9 +401,8 @@ fa1_wmma(fa1_params p)
 
 static int wmma_unsupported(const attn_shape *s, const attn_env *env, char *why, size_t n)
 {
-    if (s->dtype != ATTN_F16) {
-        snprintf(why, n, "float16 only: this rung's WMMA fragments are float16 x float16 -> float32 "
-                         "and it has no bfloat16 instantiation");
+    if (s->dtype == ATTN_BF16 && env->cc_major < 8) {
+        snprintf(why, n, "bfloat16 WMMA fragments need compute capability 8.0+");
         return 1;
     }
     if (s->d % 16 != 0) {
@@ -416,26 +426,33 @@ static size_t wmma_workspace(const attn_shape *s, const attn_env *env)
     return fa1_workspace_bytes(s);
 }
 
-static const char *wmma_run(const attn_args *a, cudaStream_t st)
+template <typename T>
+static const char *wmma_start(const attn_args *a, cudaStream_t st)
 {
     const attn_shape *s = &a->shape;
-    if (s->dtype != ATTN_F16 || s->d % 16 != 0) return "d_tiled_wmma: unsupported shape";
-
     fa1_params p = fa1_params_of(a);
 
     /* 78 KB is over the 48 KB default: opt in. Ask for the largest shared-memory carveout so
-     * that two blocks (2 x 79 KB) fit on one SM. Once per process: the attributes stick to the
-     * kernel, and the timed launches then carry no extra host calls. */
+     * that two blocks (2 x 79 KB) fit on one SM. Once per process and storage type: the
+     * attributes stick to the kernel, and the timed launches then carry no extra host calls. */
     static int configured = 0;
     if (!configured) {
-        RUNG_CUDA(cudaFuncSetAttribute(fa1_wmma, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)SMEM_BYTES));
-        RUNG_CUDA(cudaFuncSetAttribute(fa1_wmma, cudaFuncAttributePreferredSharedMemoryCarveout,
+        RUNG_CUDA(cudaFuncSetAttribute(fa1_wmma<T>, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)SMEM_BYTES));
+        RUNG_CUDA(cudaFuncSetAttribute(fa1_wmma<T>, cudaFuncAttributePreferredSharedMemoryCarveout,
                                        (int)cudaSharedmemCarveoutMaxShared));
         configured = 1;
     }
-    fa1_wmma<<<s->B * s->Hq, THREADS, SMEM_BYTES, st>>>(p);
+    fa1_wmma<T><<<s->B * s->Hq, THREADS, SMEM_BYTES, st>>>(p);
     RUNG_LAUNCHED(fa1_wmma);
     return NULL;
+}
+
+static const char *wmma_run(const attn_args *a, cudaStream_t st)
+{
+    const attn_shape *s = &a->shape;
+    if (s->d % 16 != 0) return "d_tiled_wmma: unsupported shape";
+    if (s->dtype == ATTN_BF16) return wmma_start<__nv_bfloat16>(a, st);
+    return wmma_start<__half>(a, st);
 }
 
 static const rung d_tiled_wmma = {

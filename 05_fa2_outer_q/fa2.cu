@@ -8,7 +8,7 @@
  * d = 256: Br = Bc = 64. Warp w owns rows [w*WR, (w+1)*WR) of the tile (32 rows, MT = 2; 16 at
  * d = 256) and all Bc columns of their scores, so its softmax needs no other warp: a row lives in
  * the 4 lanes of an mma quad, and its max and sum are 2 shuffles. Its O rows (WR x d, float32),
- * m and l are registers for the whole K/V loop. Shared memory (float16, no padding):
+ * m and l are registers for the whole K/V loop. Shared memory (the storage type T, no padding):
  *   Q tile  Br x d           loaded once; each warp reads only its own rows (and at the end
  *                            stages its output rows there)
  *   K tile  Bc x d  x STAGES (1 in 05b, 2 in 05c)
@@ -51,7 +51,18 @@
  *     computes. One barrier per K/V tile instead of two; K/V shared memory doubles
  *     (80 / 96 / 160 KB in all).
  *   - XOR-swizzled shared layout: 16-byte chunk c of row r is stored at c ^ (r % 8), so every
- *     8-row ldmatrix phase touches 8 different chunks, i.e. all 32 banks once, with no padding. */
+ *     8-row ldmatrix phase touches 8 different chunks, i.e. all 32 banks once, with no padding.
+ *
+ * Storage type and head dims (both variants, and 05a alike). T is float16 (__half) or bfloat16
+ * (__nv_bfloat16): only the mma.sync type and the float -> T packing of P and O differ
+ * (mma_16816_t, pack2_t of common/mma.cuh); ldmatrix, cp.async and the swizzle move 16-bit
+ * elements whatever they are. The tile's head dim D is 64, 128 or 256; a head dim d < D (a
+ * multiple of 8, 32 <= d <= 256) runs the PAD instantiation of the next tile up: rows in global
+ * memory are d long, the tile's columns d..D-1 are zero-filled on load (one test per thread, in
+ * load_tile), the k16 steps of Q K^T and the 16-column steps of P V that start at or past d are
+ * skipped (warp-uniform branches), and the epilogue stores only the chunks below d. Without PAD
+ * (d = D) the kernel is the one it was before T and PAD existed, instruction for instruction. */
+#include <cuda_bf16.h>
 #include <cuda_fp16.h>
 #include <math.h>
 #include <stdio.h>
@@ -64,11 +75,11 @@
 #define LOG2E 1.4426950408889634f
 #define LN2 0.6931471805599453f
 
-template <int D, int BR, int BC, int WARPS, bool ASYNC, bool SWIZZLE>
+template <int D, int BR, int BC, int WARPS, bool ASYNC, bool SWIZZLE, typename T, bool PAD>
 __global__ void __launch_bounds__(WARPS * 32)
-fa2_kernel(const __half *__restrict__ Q, const __half *__restrict__ K, const __half *__restrict__ V,
-           __half *__restrict__ O, float *__restrict__ LSE, const int *__restrict__ seqlens_k,
-           int Hq, int Hkv, int N, int M, int causal, float scale_log2)
+fa2_kernel(const T *__restrict__ Q, const T *__restrict__ K, const T *__restrict__ V,
+           T *__restrict__ O, float *__restrict__ LSE, const int *__restrict__ seqlens_k,
+           int Hq, int Hkv, int N, int M, int causal, float scale_log2, int d)
 {
     constexpr int THREADS = WARPS * 32;
     constexpr int WR = BR / WARPS;       /* rows per warp */
@@ -78,10 +89,14 @@ fa2_kernel(const __half *__restrict__ Q, const __half *__restrict__ K, const __h
     constexpr int STAGES = ASYNC ? 2 : 1;
     static_assert(WR % 16 == 0 && BC % 16 == 0 && D % 16 == 0 && D >= 64, "tile shape");
 
+    /* The rows in global memory: D long, or with PAD d < D long (the tile's columns d..D-1 are
+     * zero-filled on load and never stored). */
+    const int dg = PAD ? d : D;
+
     extern __shared__ __align__(128) unsigned char smem_raw[];
-    __half *sQ = reinterpret_cast<__half *>(smem_raw);
-    __half *sK = sQ + BR * D;                  /* STAGES tiles of BC x D */
-    __half *sV = sK + STAGES * BC * D;
+    T *sQ = reinterpret_cast<T *>(smem_raw);
+    T *sK = sQ + BR * D;                       /* STAGES tiles of BC x D */
+    T *sV = sK + STAGES * BC * D;
 
     const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
     const int g = lane / 4, t = lane % 4;
@@ -91,19 +106,19 @@ fa2_kernel(const __half *__restrict__ Q, const __half *__restrict__ K, const __h
     const int mk = seqlens_k ? seqlens_k[b] : M;
     const int shift = mk - N;                            /* bottom-right causal alignment */
 
-    const __half *q_ptr = Q + (((size_t)b * Hq + h) * N + q0) * D;
-    const __half *k_ptr = K + ((size_t)b * Hkv + kvh) * (size_t)M * D;
-    const __half *v_ptr = V + ((size_t)b * Hkv + kvh) * (size_t)M * D;
+    const T *q_ptr = Q + (((size_t)b * Hq + h) * N + q0) * dg;
+    const T *k_ptr = K + ((size_t)b * Hkv + kvh) * (size_t)M * dg;
+    const T *v_ptr = V + ((size_t)b * Hkv + kvh) * (size_t)M * dg;
 
     /* Keys this tile needs: all mk, or under the causal mask up to its last row's diagonal. */
     int kv_end = mk;
     if (causal) kv_end = min(mk, max(0, q0 + BR + shift));
     const int n_tiles = (kv_end + BC - 1) / BC;
 
-    load_tile<D, BR, THREADS, ASYNC, SWIZZLE>(sQ, q_ptr, N - q0);
+    load_tile<D, BR, THREADS, ASYNC, SWIZZLE, PAD>(sQ, q_ptr, N - q0, d);
     if (n_tiles > 0) {
-        load_tile<D, BC, THREADS, ASYNC, SWIZZLE>(sK, k_ptr, kv_end);
-        load_tile<D, BC, THREADS, ASYNC, SWIZZLE>(sV, v_ptr, kv_end);
+        load_tile<D, BC, THREADS, ASYNC, SWIZZLE, PAD>(sK, k_ptr, kv_end, d);
+        load_tile<D, BC, THREADS, ASYNC, SWIZZLE, PAD>(sV, v_ptr, kv_end, d);
     }
     if (ASYNC) cp_async_commit();
 
@@ -136,15 +151,15 @@ fa2_kernel(const __half *__restrict__ Q, const __half *__restrict__ K, const __h
             __syncthreads();      /* tile j visible to all; every warp is done with tile j - 1 */
             if (j + 1 < n_tiles) {/* so its buffer can take tile j + 1 while we compute */
                 int nxt = (j + 1) & 1;
-                load_tile<D, BC, THREADS, ASYNC, SWIZZLE>(sK + nxt * BC * D, k_ptr + (size_t)(k0 + BC) * D, kv_end - k0 - BC);
-                load_tile<D, BC, THREADS, ASYNC, SWIZZLE>(sV + nxt * BC * D, v_ptr + (size_t)(k0 + BC) * D, kv_end - k0 - BC);
+                load_tile<D, BC, THREADS, ASYNC, SWIZZLE, PAD>(sK + nxt * BC * D, k_ptr + (size_t)(k0 + BC) * dg, kv_end - k0 - BC, d);
+                load_tile<D, BC, THREADS, ASYNC, SWIZZLE, PAD>(sV + nxt * BC * D, v_ptr + (size_t)(k0 + BC) * dg, kv_end - k0 - BC, d);
             }
             cp_async_commit();
         } else {
             if (j > 0) {
                 __syncthreads();  /* every warp is done with tile j - 1 */
-                load_tile<D, BC, THREADS, ASYNC, SWIZZLE>(sK, k_ptr + (size_t)k0 * D, kv_end - k0);
-                load_tile<D, BC, THREADS, ASYNC, SWIZZLE>(sV, v_ptr + (size_t)k0 * D, kv_end - k0);
+                load_tile<D, BC, THREADS, ASYNC, SWIZZLE, PAD>(sK, k_ptr + (size_t)k0 * dg, kv_end - k0, d);
+                load_tile<D, BC, THREADS, ASYNC, SWIZZLE, PAD>(sV, v_ptr + (size_t)k0 * dg, kv_end - k0, d);
             }
             __syncthreads();
         }
@@ -157,6 +172,9 @@ fa2_kernel(const __half *__restrict__ Q, const __half *__restrict__ K, const __h
             for (int nt = 0; nt < NT; nt++) s[mt][nt][0] = s[mt][nt][1] = s[mt][nt][2] = s[mt][nt][3] = 0.0f;
 #pragma unroll
         for (int kk = 0; kk < D; kk += 16) {
+            /* PAD: k16 steps wholly past d add zeros (both operands are zero there): skipped.
+             * d is a multiple of 8, so a step that starts below d holds at least 8 real columns. */
+            if (PAD && kk >= d) break;
             uint32_t a[MT][4];
 #pragma unroll
             for (int mt = 0; mt < MT; mt++)
@@ -169,8 +187,8 @@ fa2_kernel(const __half *__restrict__ Q, const __half *__restrict__ K, const __h
                 ldmatrix_x4(bk, (k_lane + stage * BC * D * 2 + nt * 8 * D * 2) ^ ((kk / 8) * 16));
 #pragma unroll
                 for (int mt = 0; mt < MT; mt++) {
-                    mma_16816(s[mt][nt], a[mt], bk[0], bk[1]);
-                    mma_16816(s[mt][nt + 1], a[mt], bk[2], bk[3]);
+                    mma_16816_t<T>(s[mt][nt], a[mt], bk[0], bk[1]);
+                    mma_16816_t<T>(s[mt][nt + 1], a[mt], bk[2], bk[3]);
                 }
             }
         }
@@ -227,27 +245,30 @@ fa2_kernel(const __half *__restrict__ Q, const __half *__restrict__ K, const __h
             }
         }
 
-        /* ---- O += P V: P straight from the accumulators, re-packed as float16 A fragments ---- */
+        /* ---- O += P V: P straight from the accumulators, re-packed as T (float16 or bfloat16)
+         * A fragments ---- */
 #pragma unroll
         for (int kk = 0; kk < BC; kk += 16) {
             uint32_t a[MT][4];
 #pragma unroll
             for (int mt = 0; mt < MT; mt++) {
-                a[mt][0] = pack_half2(s[mt][kk / 8][0], s[mt][kk / 8][1]);
-                a[mt][1] = pack_half2(s[mt][kk / 8][2], s[mt][kk / 8][3]);
-                a[mt][2] = pack_half2(s[mt][kk / 8 + 1][0], s[mt][kk / 8 + 1][1]);
-                a[mt][3] = pack_half2(s[mt][kk / 8 + 1][2], s[mt][kk / 8 + 1][3]);
+                a[mt][0] = pack2_t<T>(s[mt][kk / 8][0], s[mt][kk / 8][1]);
+                a[mt][1] = pack2_t<T>(s[mt][kk / 8][2], s[mt][kk / 8][3]);
+                a[mt][2] = pack2_t<T>(s[mt][kk / 8 + 1][0], s[mt][kk / 8 + 1][1]);
+                a[mt][3] = pack2_t<T>(s[mt][kk / 8 + 1][2], s[mt][kk / 8 + 1][3]);
             }
 #pragma unroll
             for (int dt = 0; dt < DT; dt += 2) {
+                /* PAD: O columns wholly past d (16 per step) are never stored: not computed */
+                if (PAD && dt * 8 >= d) break;
                 /* V is [key][d] in shared memory; B wants pairs of keys per register: .trans.
                  * lanes 0-7 keys kk..+7, 8-15 keys kk+8..+15 (d chunk dt), 16-31 the same at dt+1 */
                 uint32_t bv[4];
                 ldmatrix_x4_trans(bv, (v_lane + stage * BC * D * 2 + kk * D * 2) ^ (dt * 16));
 #pragma unroll
                 for (int mt = 0; mt < MT; mt++) {
-                    mma_16816(o[mt][dt], a[mt], bv[0], bv[1]);
-                    mma_16816(o[mt][dt + 1], a[mt], bv[2], bv[3]);
+                    mma_16816_t<T>(o[mt][dt], a[mt], bv[0], bv[1]);
+                    mma_16816_t<T>(o[mt][dt + 1], a[mt], bv[2], bv[3]);
                 }
             }
         }
@@ -269,20 +290,21 @@ fa2_kernel(const __half *__restrict__ Q, const __half *__restrict__ K, const __h
             const int r = wrow0 + mt * 16 + g + hi * 8;
 #pragma unroll
             for (int dt = 0; dt < DT; dt++) {
-                __half2 v = __floats2half2_rn(o[mt][dt][2 * hi] * inv, o[mt][dt][2 * hi + 1] * inv);
-                *reinterpret_cast<__half2 *>(sQ + tile_off<D, SWIZZLE>(r, dt * 8 + 2 * t)) = v;
+                *reinterpret_cast<uint32_t *>(sQ + tile_off<D, SWIZZLE>(r, dt * 8 + 2 * t)) =
+                    pack2_t<T>(o[mt][dt][2 * hi] * inv, o[mt][dt][2 * hi + 1] * inv);
             }
             if (t == 0 && q0 + r < N)
                 LSE[((size_t)b * Hq + h) * N + q0 + r] = l > 0.0f ? (m_run[mt][hi] + log2f(l)) * LN2 : -INFINITY;
         }
     }
     __syncwarp();
-    /* 16-byte stores, a warp's rows at a time: consecutive lanes write consecutive chunks */
+    /* 16-byte stores, a warp's rows at a time: consecutive lanes write consecutive chunks
+     * (PAD: not the chunks past d) */
 #pragma unroll
     for (int c = lane; c < WR * D / 8; c += 32) {
         int r = wrow0 + c / (D / 8), col = (c % (D / 8)) * 8;
-        if (q0 + r < N)
-            *reinterpret_cast<uint4 *>(O + (((size_t)b * Hq + h) * N + q0 + r) * D + col) =
+        if (q0 + r < N && (!PAD || col < d))
+            *reinterpret_cast<uint4 *>(O + (((size_t)b * Hq + h) * N + q0 + r) * dg + col) =
                 *reinterpret_cast<const uint4 *>(sQ + tile_off<D, SWIZZLE>(r, col));
     }
 }
@@ -290,25 +312,34 @@ fa2_kernel(const __half *__restrict__ Q, const __half *__restrict__ K, const __h
 /* ------------------------------------------------------------------------------------------ */
 /* Host side: the tile sizes each variant runs, per head dim, and the rung entries.             */
 
-typedef void (*fa2_kernel_fn)(const __half *, const __half *, const __half *, __half *, float *,
-                              const int *, int, int, int, int, int, float);
+/* The kernel for storage type T (float16 or bfloat16), one pointer type per T. */
+template <typename T>
+using fa2_kernel_fn = void (*)(const T *, const T *, const T *, T *, float *, const int *, int, int, int, int,
+                               int, float, int);
 
-/* One instantiation of the kernel and what its launch needs. */
+/* One tile configuration of the kernel, its four instantiations (float16 and bfloat16; d = D and
+ * d < D padded) and what its launch needs. */
 typedef struct fa2_config {
-    int d, br, bc, warps;
+    int d, br, bc, warps;    /* d: the tile's head dim D */
     int async, swizzle;
-    fa2_kernel_fn kernel;
+    fa2_kernel_fn<__half> f16[2];            /* [0]: rows of D elements; [1]: PAD, rows of d < D */
+    fa2_kernel_fn<__nv_bfloat16> bf16[2];
     size_t smem;             /* bytes: the Q tile and STAGES K and V tiles */
 } fa2_config;
 
 #define FA2_CFG(D, BR, BC, W, A, S)                                                         \
-    {D, BR, BC, W, A, S, fa2_kernel<D, BR, BC, W, A, S>,                                    \
-     (size_t)((BR) * (D) + ((A) ? 2 : 1) * 2 * (BC) * (D)) * sizeof(__half)}
+    {D, BR, BC, W, A, S,                                                                    \
+     {fa2_kernel<D, BR, BC, W, A, S, __half, false>, fa2_kernel<D, BR, BC, W, A, S, __half, true>}, \
+     {fa2_kernel<D, BR, BC, W, A, S, __nv_bfloat16, false>,                                 \
+      fa2_kernel<D, BR, BC, W, A, S, __nv_bfloat16, true>},                                 \
+     (size_t)((BR) * (D) + ((A) ? 2 : 1) * 2 * (BC) * (D)) * 2}
 
 /* At d = 64 and 128, the fastest 05c tiles of a tuning run on an H100 (lab/tune05.sh, which also
  * times the candidates that lost and each of 05c's two changes alone; results/lab/h100-tune05.csv).
  * d = 256 was not tuned: Br = 64 keeps O at 128 floats per lane. 05b runs the same tiles, so that
- * the step from 05b to 05c changes only the loads and the layout. */
+ * the step from 05b to 05c changes only the loads and the layout. Every other head dim (a multiple
+ * of 8 from 32 to 256) runs the padded kernel of the next tile up: 32..56 in the d = 64 tile,
+ * 72..120 in the d = 128 tile, 136..248 in the d = 256 tile. */
 #define FA2_NDIMS 3
 static const fa2_config fa2_configs_05b[FA2_NDIMS] = {
     FA2_CFG(64, 128, 128, 4, 0, 0),
@@ -321,32 +352,32 @@ static const fa2_config fa2_configs_05c[FA2_NDIMS] = {
     FA2_CFG(256, 64, 64, 4, 1, 1),
 };
 
-/* A variant's configuration for head dim d, or NULL. */
+/* The head dims rung 05 runs: multiples of 8 (rows of whole 16-byte chunks) from 32 to 256. */
+static int fa2_head_dim_ok(int d) { return d >= 32 && d <= 256 && d % 8 == 0; }
+
+/* A variant's configuration for head dim d: the smallest tile with D >= d; or NULL. */
 static const fa2_config *fa2_pick(const fa2_config *table, int d)
 {
+    if (!fa2_head_dim_ok(d)) return NULL;
     for (int i = 0; i < FA2_NDIMS; i++)
-        if (table[i].d == d) return &table[i];
+        if (table[i].d >= d) return &table[i];
     return NULL;
 }
 
 /* 0 if configuration c (NULL: none for this head dim) can run the shape, else 1 and the reason. */
 static int fa2_refuse(const fa2_config *c, const attn_shape *s, const attn_env *env, char *why, size_t n)
 {
-    if (s->dtype != ATTN_F16) {
-        snprintf(why, n, "rung 05 is written for float16 storage");
-        return 1;
-    }
-    if (!c) {
-        snprintf(why, n, "rung 05 is built for d = 64, 128 and 256 (d = %d)", s->d);
+    if (!c || !fa2_head_dim_ok(s->d) || s->d > c->d) {
+        snprintf(why, n, "rung 05 runs head dims 32 to 256 in steps of 8 (d = %d)", s->d);
         return 1;
     }
     if (c->smem > env->smem_per_block_optin) {
-        snprintf(why, n, "d = %d needs %zu KB of shared memory per block; this GPU allows %zu KB",
-                 s->d, c->smem / 1024, env->smem_per_block_optin / 1024);
+        snprintf(why, n, "d = %d (a tile of d = %d) needs %zu KB of shared memory per block; this GPU allows %zu KB",
+                 s->d, c->d, c->smem / 1024, env->smem_per_block_optin / 1024);
         return 1;
     }
     if (env->cc_major < 8) {
-        snprintf(why, n, "mma.sync m16n8k16, ldmatrix and cp.async need compute capability 8.0+");
+        snprintf(why, n, "mma.sync m16n8k16 (float16 and bfloat16), ldmatrix and cp.async need compute capability 8.0+");
         return 1;
     }
     return 0;
@@ -358,17 +389,26 @@ static size_t fa2_workspace(const attn_shape *s, const attn_env *env)
     return 0;   /* O, m and l live in registers */
 }
 
+template <typename T>
+static const char *fa2_start(const fa2_config *c, fa2_kernel_fn<T> kernel, const attn_args *a, cudaStream_t st)
+{
+    const attn_shape *s = &a->shape;
+    RUNG_CUDA(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)c->smem));
+    dim3 grid((s->N + c->br - 1) / c->br, s->Hq, s->B);
+    kernel<<<grid, c->warps * 32, c->smem, st>>>(
+        (const T *)a->q, (const T *)a->k, (const T *)a->v, (T *)a->o, a->lse,
+        a->seqlens_k, s->Hq, s->Hkv, s->N, s->M, s->causal, s->scale * LOG2E, s->d);
+    RUNG_LAUNCHED(fa2_kernel);
+    return NULL;
+}
+
 static const char *fa2_launch(const fa2_config *c, const attn_args *a, cudaStream_t st)
 {
     const attn_shape *s = &a->shape;
-    if (!c) return "no configuration for this head dim";
-    RUNG_CUDA(cudaFuncSetAttribute(c->kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)c->smem));
-    dim3 grid((s->N + c->br - 1) / c->br, s->Hq, s->B);
-    c->kernel<<<grid, c->warps * 32, c->smem, st>>>(
-        (const __half *)a->q, (const __half *)a->k, (const __half *)a->v, (__half *)a->o, a->lse,
-        a->seqlens_k, s->Hq, s->Hkv, s->N, s->M, s->causal, s->scale * LOG2E);
-    RUNG_LAUNCHED(fa2_kernel);
-    return NULL;
+    if (!c || s->d > c->d) return "no configuration for this head dim";
+    const int pad = s->d != c->d;
+    if (s->dtype == ATTN_BF16) return fa2_start<__nv_bfloat16>(c, c->bf16[pad], a, st);
+    return fa2_start<__half>(c, c->f16[pad], a, st);
 }
 
 static int unsupported_05b(const attn_shape *s, const attn_env *e, char *w, size_t n) { return fa2_refuse(fa2_pick(fa2_configs_05b, s->d), s, e, w, n); }

@@ -24,9 +24,10 @@
  *     and sum, merged with {m, l} as {m, d} pairs, then O <- alpha O + beta P~V with alpha and beta
  *     each divided by the new l.) S is scaled when it is read back, not in the fragments.
  *   - The d tiling is gone: whole d-long rows of Q, K and V sit in shared memory, so shared memory
- *     grows with d and only d = 64, 128 and 256 are built (rung 04: chunks of Bd = 64 columns,
- *     78 KB at any d that is a multiple of 16). Q is loaded once per block (rung 04 reloaded its Q
- *     chunks for every K/V tile and every d chunk).
+ *     grows with d and tiles are built for D = 64, 128 and 256; any other multiple of 8 from 32
+ *     to 256 runs the next tile up with its columns past d zero-filled (PAD, as in fa2.cu)
+ *     (rung 04: chunks of Bd = 64 columns, 78 KB at any d that is a multiple of 16). Q is loaded
+ *     once per block (rung 04 reloaded its Q chunks for every K/V tile and every d chunk).
  *   - K and V have a tile each, both loaded at the start of the K/V tile (rung 04 had one buffer
  *     for a K chunk, later a V chunk).
  *   - Tiles: Br = 64, Bc = 64 (rung 04: Br = 64, Bc = 128).
@@ -44,16 +45,18 @@
  *
  * What stays as in rung 04: WMMA fragments are opaque (their element-to-lane mapping is not
  * specified), so the scores go through shared memory to be read row by row, P is written back to
- * shared memory as float16 for the second product, and O must live in shared memory (float32) to
- * be rescaled row by row. Loads are synchronous (global -> registers -> shared, zero-filled
- * tails). Step b (fa2.cu) moves S, P and O into registers with mma.sync, whose fragment layout is
- * documented. */
+ * shared memory as T (float16 or bfloat16) for the second product, and O must live in shared
+ * memory (float32) to be rescaled row by row. Loads are synchronous (global -> registers ->
+ * shared, zero-filled tails). The storage type T is a template parameter, as in rung 04. Step b
+ * (fa2.cu) moves S, P and O into registers with mma.sync, whose fragment layout is documented. */
+#include <cuda_bf16.h>
 #include <cuda_fp16.h>
 #include <mma.h>
 #include <math.h>
 #include <stdio.h>
 #include "../common/attn.h"
 #include "../common/check_cuda.h"
+#include "../common/mma.cuh"
 #include "../common/reduce.cuh"
 #include "fa2.h"
 
@@ -71,31 +74,34 @@ struct wmma_smem {
                                     (size_t)64 * OLD * 4 + 2 * 64 * 4;
 };
 
-/* rows x D halves from global (row stride D) to shared (row stride LD); rows >= valid read 0. */
-template <int D, int LD>
-static __device__ __forceinline__ void load_rows(__half *dst, const __half *src, int valid)
+/* 64 rows x D elements from global (row stride D; PAD: d < D, columns d..D-1 read as 0) to
+ * shared (row stride LD); rows >= valid read 0. */
+template <int D, int LD, bool PAD, typename T>
+static __device__ __forceinline__ void load_rows(T *dst, const T *src, int valid, int d)
 {
+    const int dg = PAD ? d : D;
     for (int c = threadIdx.x; c < 64 * D / 8; c += W_THREADS) {
         int r = c / (D / 8), col = (c % (D / 8)) * 8;
         uint4 v = make_uint4(0, 0, 0, 0);
-        if (r < valid) v = *reinterpret_cast<const uint4 *>(src + (size_t)r * D + col);
+        if (r < valid && (!PAD || col < d)) v = *reinterpret_cast<const uint4 *>(src + (size_t)r * dg + col);
         *reinterpret_cast<uint4 *>(dst + r * LD + col) = v;
     }
 }
 
-template <int D>
+template <int D, typename T, bool PAD>
 __global__ void __launch_bounds__(W_THREADS)
-fa2_wmma_kernel(const __half *__restrict__ Q, const __half *__restrict__ K, const __half *__restrict__ V,
-                __half *__restrict__ O, float *__restrict__ LSE, const int *__restrict__ seqlens_k,
-                int Hq, int Hkv, int N, int M, int causal, float scale)
+fa2_wmma_kernel(const T *__restrict__ Q, const T *__restrict__ K, const T *__restrict__ V,
+                T *__restrict__ O, float *__restrict__ LSE, const int *__restrict__ seqlens_k,
+                int Hq, int Hkv, int N, int M, int causal, float scale, int d)
 {
     typedef wmma_smem<D> L;
+    const int dg = PAD ? d : D;        /* the rows in global memory (PAD: d < D, see fa2.cu) */
     extern __shared__ __align__(128) unsigned char smem_raw[];
-    __half *sQ = reinterpret_cast<__half *>(smem_raw);
-    __half *sK = sQ + 64 * L::QLD;
-    __half *sV = sK + 64 * L::QLD;
+    T *sQ = reinterpret_cast<T *>(smem_raw);
+    T *sK = sQ + 64 * L::QLD;
+    T *sV = sK + 64 * L::QLD;
     float *sS = reinterpret_cast<float *>(sV + 64 * L::QLD);
-    __half *sP = reinterpret_cast<__half *>(sS + 64 * L::SLD);
+    T *sP = reinterpret_cast<T *>(sS + 64 * L::SLD);
     float *sO = reinterpret_cast<float *>(sP + 64 * L::PLD);
     float *sm = sO + 64 * L::OLD, *sl = sm + 64;
 
@@ -105,11 +111,11 @@ fa2_wmma_kernel(const __half *__restrict__ Q, const __half *__restrict__ K, cons
     const int kvh = h / (Hq / Hkv);
     const int mk = seqlens_k ? seqlens_k[b] : M;
     const int shift = mk - N;
-    const __half *k_ptr = K + ((size_t)b * Hkv + kvh) * (size_t)M * D;
-    const __half *v_ptr = V + ((size_t)b * Hkv + kvh) * (size_t)M * D;
+    const T *k_ptr = K + ((size_t)b * Hkv + kvh) * (size_t)M * dg;
+    const T *v_ptr = V + ((size_t)b * Hkv + kvh) * (size_t)M * dg;
     int kv_end = causal ? min(mk, max(0, q0 + WB_R + shift)) : mk;
 
-    load_rows<D, L::QLD>(sQ, Q + (((size_t)b * Hq + h) * N + q0) * D, N - q0);
+    load_rows<D, L::QLD, PAD>(sQ, Q + (((size_t)b * Hq + h) * N + q0) * dg, N - q0, d);
     for (int i = threadIdx.x; i < 64 * L::OLD; i += W_THREADS) sO[i] = 0.0f;
     if (threadIdx.x < 64) { sm[threadIdx.x] = -INFINITY; sl[threadIdx.x] = 0.0f; }
     __syncthreads();                   /* rows are initialized by other warps than their owners */
@@ -117,18 +123,19 @@ fa2_wmma_kernel(const __half *__restrict__ Q, const __half *__restrict__ K, cons
     const int r0 = warp * 16;          /* this warp's rows of the tile */
     for (int k0 = 0; k0 < kv_end; k0 += WB_C) {
         __syncthreads();               /* every warp is done with the previous K/V tile */
-        load_rows<D, L::QLD>(sK, k_ptr + (size_t)k0 * D, kv_end - k0);
-        load_rows<D, L::QLD>(sV, v_ptr + (size_t)k0 * D, kv_end - k0);
+        load_rows<D, L::QLD, PAD>(sK, k_ptr + (size_t)k0 * dg, kv_end - k0, d);
+        load_rows<D, L::QLD, PAD>(sV, v_ptr + (size_t)k0 * dg, kv_end - k0, d);
         __syncthreads();
 
         /* S (16 x 64 per warp) = Q K^T on the tensor cores; K row-major is K^T column-major */
         wmma::fragment<wmma::accumulator, 16, 16, 16, float> acc[4];
         for (int n = 0; n < 4; n++) wmma::fill_fragment(acc[n], 0.0f);
         for (int kk = 0; kk < D; kk += 16) {
-            wmma::fragment<wmma::matrix_a, 16, 16, 16, __half, wmma::row_major> fa;
+            if (PAD && kk >= d) break;     /* k-steps wholly past d: zeros times zeros */
+            wmma::fragment<wmma::matrix_a, 16, 16, 16, T, wmma::row_major> fa;
             wmma::load_matrix_sync(fa, sQ + r0 * L::QLD + kk, L::QLD);
             for (int n = 0; n < 4; n++) {
-                wmma::fragment<wmma::matrix_b, 16, 16, 16, __half, wmma::col_major> fb;
+                wmma::fragment<wmma::matrix_b, 16, 16, 16, T, wmma::col_major> fb;
                 wmma::load_matrix_sync(fb, sK + n * 16 * L::QLD + kk, L::QLD);
                 wmma::mma_sync(acc[n], fa, fb, acc[n]);
             }
@@ -150,8 +157,8 @@ fa2_wmma_kernel(const __half *__restrict__ Q, const __half *__restrict__ K, cons
             const float m_new = fmaxf(m_old, warp_max(fmaxf(x[0], x[1])));
             const float m_use = m_new == -INFINITY ? 0.0f : m_new;   /* no key yet: no NaN */
             float p0 = expf(x[0] - m_use), p1 = expf(x[1] - m_use);
-            sP[r * L::PLD + lane] = __float2half_rn(p0);
-            sP[r * L::PLD + lane + 32] = __float2half_rn(p1);
+            sP[r * L::PLD + lane] = to_storage<T>(p0);
+            sP[r * L::PLD + lane + 32] = to_storage<T>(p1);
             const float alpha = expf(m_old - m_use);
             const float psum = warp_sum(p0 + p1);
             for (int c = lane; c < D; c += 32) sO[r * L::OLD + c] *= alpha;
@@ -162,11 +169,12 @@ fa2_wmma_kernel(const __half *__restrict__ Q, const __half *__restrict__ K, cons
 
         /* O (16 x D per warp) += P V, the accumulator read from and written back to shared memory */
         for (int n = 0; n < D; n += 16) {
+            if (PAD && n >= d) break;      /* O columns past d: never stored, not computed */
             wmma::fragment<wmma::accumulator, 16, 16, 16, float> o;
             wmma::load_matrix_sync(o, sO + r0 * L::OLD + n, L::OLD, wmma::mem_row_major);
             for (int kk = 0; kk < WB_C; kk += 16) {
-                wmma::fragment<wmma::matrix_a, 16, 16, 16, __half, wmma::row_major> fa;
-                wmma::fragment<wmma::matrix_b, 16, 16, 16, __half, wmma::row_major> fb;
+                wmma::fragment<wmma::matrix_a, 16, 16, 16, T, wmma::row_major> fa;
+                wmma::fragment<wmma::matrix_b, 16, 16, 16, T, wmma::row_major> fb;
                 wmma::load_matrix_sync(fa, sP + r0 * L::PLD + kk, L::PLD);
                 wmma::load_matrix_sync(fb, sV + kk * L::QLD + n, L::QLD);
                 wmma::mma_sync(o, fa, fb, o);
@@ -182,39 +190,53 @@ fa2_wmma_kernel(const __half *__restrict__ Q, const __half *__restrict__ K, cons
         const int r = r0 + rr, row = q0 + r;
         if (row >= N) break;
         const float l = sl[r], inv = l > 0.0f ? 1.0f / l : 0.0f;
-        __half *orow = O + (((size_t)b * Hq + h) * N + row) * D;
-        for (int c = 2 * lane; c < D; c += 64)
-            *reinterpret_cast<__half2 *>(orow + c) =
-                __floats2half2_rn(sO[r * L::OLD + c] * inv, sO[r * L::OLD + c + 1] * inv);
+        T *orow = O + (((size_t)b * Hq + h) * N + row) * dg;
+        for (int c = 2 * lane; c < dg; c += 64)
+            *reinterpret_cast<uint32_t *>(orow + c) = pack2_t<T>(sO[r * L::OLD + c] * inv, sO[r * L::OLD + c + 1] * inv);
         if (lane == 0) LSE[((size_t)b * Hq + h) * N + row] = l > 0.0f ? sm[r] + logf(l) : -INFINITY;
     }
 }
 
-typedef void (*wmma_fn)(const __half *, const __half *, const __half *, __half *, float *, const int *,
-                        int, int, int, int, int, float);
+template <typename T>
+using wmma_fn = void (*)(const T *, const T *, const T *, T *, float *, const int *, int, int, int, int, int,
+                         float, int);
 
-static int wmma_pick(int d, wmma_fn *fn, size_t *smem)
+/* The tile for head dim d: the smallest D in {64, 128, 256} with D >= d; d < D runs the PAD
+ * instantiation (as 05b and 05c do). The same head dims as fa2.cu: multiples of 8 in 32..256. */
+typedef struct wmma_config {
+    int D;
+    size_t smem;
+    wmma_fn<__half> f16[2];             /* [0]: d == D; [1]: PAD */
+    wmma_fn<__nv_bfloat16> bf16[2];
+} wmma_config;
+
+#define WMMA_CFG(D)                                                                          \
+    {D, wmma_smem<D>::bytes, {fa2_wmma_kernel<D, __half, false>, fa2_wmma_kernel<D, __half, true>}, \
+     {fa2_wmma_kernel<D, __nv_bfloat16, false>, fa2_wmma_kernel<D, __nv_bfloat16, true>}}
+static const wmma_config wmma_configs[] = {WMMA_CFG(64), WMMA_CFG(128), WMMA_CFG(256)};
+
+static const wmma_config *wmma_pick(int d)
 {
-    switch (d) {
-    case 64: *fn = fa2_wmma_kernel<64>; *smem = wmma_smem<64>::bytes; return 1;
-    case 128: *fn = fa2_wmma_kernel<128>; *smem = wmma_smem<128>::bytes; return 1;
-    case 256: *fn = fa2_wmma_kernel<256>; *smem = wmma_smem<256>::bytes; return 1;
-    default: return 0;
-    }
+    if (d < 32 || d > 256 || d % 8 != 0) return NULL;
+    for (int i = 0; i < 3; i++)
+        if (wmma_configs[i].D >= d) return &wmma_configs[i];
+    return NULL;
 }
 
 static int unsupported_05a(const attn_shape *s, const attn_env *env, char *why, size_t n)
 {
-    wmma_fn fn;
-    size_t smem;
-    if (s->dtype != ATTN_F16) { snprintf(why, n, "rung 05 is written for float16 storage"); return 1; }
-    if (!wmma_pick(s->d, &fn, &smem)) {
-        snprintf(why, n, "rung 05 is built for d = 64, 128 and 256 (d = %d)", s->d);
+    const wmma_config *c = wmma_pick(s->d);
+    if (!c) {
+        snprintf(why, n, "rung 05 runs head dims 32 to 256 in steps of 8 (d = %d)", s->d);
         return 1;
     }
-    if (smem > env->smem_per_block_optin) {
-        snprintf(why, n, "d = %d needs %zu KB of shared memory per block; this GPU allows %zu KB",
-                 s->d, smem / 1024, env->smem_per_block_optin / 1024);
+    if (c->smem > env->smem_per_block_optin) {
+        snprintf(why, n, "d = %d (a tile of d = %d) needs %zu KB of shared memory per block; this GPU allows %zu KB",
+                 s->d, c->D, c->smem / 1024, env->smem_per_block_optin / 1024);
+        return 1;
+    }
+    if (s->dtype == ATTN_BF16 && env->cc_major < 8) {
+        snprintf(why, n, "bfloat16 WMMA fragments need compute capability 8.0+");
         return 1;
     }
     return 0;
@@ -226,19 +248,25 @@ static size_t workspace_05a(const attn_shape *s, const attn_env *env)
     return 0;
 }
 
-static const char *run_05a(const attn_args *a, cudaStream_t st)
+template <typename T>
+static const char *start_05a(wmma_fn<T> fn, size_t smem, const attn_args *a, cudaStream_t st)
 {
     const attn_shape *s = &a->shape;
-    wmma_fn fn;
-    size_t smem;
-    if (!wmma_pick(s->d, &fn, &smem)) return "no 05a kernel for this head dim";
     RUNG_CUDA(cudaFuncSetAttribute(fn, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
     dim3 grid((s->N + WB_R - 1) / WB_R, s->Hq, s->B);
-    fn<<<grid, W_THREADS, smem, st>>>((const __half *)a->q, (const __half *)a->k, (const __half *)a->v,
-                                      (__half *)a->o, a->lse, a->seqlens_k, s->Hq, s->Hkv, s->N, s->M,
-                                      s->causal, s->scale);
+    fn<<<grid, W_THREADS, smem, st>>>((const T *)a->q, (const T *)a->k, (const T *)a->v, (T *)a->o, a->lse,
+                                      a->seqlens_k, s->Hq, s->Hkv, s->N, s->M, s->causal, s->scale, s->d);
     RUNG_LAUNCHED(fa2_wmma_kernel);
     return NULL;
+}
+
+static const char *run_05a(const attn_args *a, cudaStream_t st)
+{
+    const wmma_config *c = wmma_pick(a->shape.d);
+    if (!c) return "no 05a kernel for this head dim";
+    const int pad = a->shape.d != c->D;
+    if (a->shape.dtype == ATTN_BF16) return start_05a<__nv_bfloat16>(c->bf16[pad], c->smem, a, st);
+    return start_05a<__half>(c->f16[pad], c->smem, a, st);
 }
 
 extern "C" const rung rung_05a = {

@@ -1,6 +1,8 @@
 /* Thin wrappers over the PTX instructions the tensor-core rungs (05, 06) are built from:
- * ldmatrix (shared memory -> mma fragments), mma.sync m16n8k16 (float16 in, float32 accumulate),
- * and cp.async (global -> shared without a trip through registers). Requires sm_80 or newer.
+ * ldmatrix (shared memory -> mma fragments), mma.sync m16n8k16 (float16 or bfloat16 in, float32
+ * accumulate), and cp.async (global -> shared without a trip through registers). Requires sm_80
+ * or newer. At the end, the same operations picked by the storage type T (__half or
+ * __nv_bfloat16), for kernels that take it as a template parameter (rungs 04 and 05).
  *
  * Fragment layout of mma.sync.m16n8k16.row.col (PTX ISA, "Matrix Fragments for mma.m16n8k16"),
  * for lane = 4 * g + t (g = lane / 4 in 0..7, t = lane % 4 in 0..3):
@@ -16,6 +18,7 @@
 #ifndef MMA_CUH
 #define MMA_CUH
 
+#include <cuda_bf16.h>
 #include <cuda_fp16.h>
 #include <stdint.h>
 
@@ -45,11 +48,27 @@ static __device__ __forceinline__ void mma_16816(float d[4], const uint32_t a[4]
                  : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
 }
 
+/* The same with bfloat16 operands (8 exponent bits, 7 mantissa bits; same fragment layout). */
+static __device__ __forceinline__ void mma_16816_bf16(float d[4], const uint32_t a[4], uint32_t b0, uint32_t b1)
+{
+    asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 "
+                 "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%0, %1, %2, %3};\n"
+                 : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
+}
+
 /* Two floats -> one register of two halves (the lower column in the low half). */
 static __device__ __forceinline__ uint32_t pack_half2(float lo, float hi)
 {
     __half2 h = __floats2half2_rn(lo, hi);
     return *reinterpret_cast<uint32_t *>(&h);
+}
+
+/* Two floats -> one register of two bfloat16 (the lower column in the low half). */
+static __device__ __forceinline__ uint32_t pack_bf162(float lo, float hi)
+{
+    __nv_bfloat162 b = __floats2bfloat162_rn(lo, hi);
+    return *reinterpret_cast<uint32_t *>(&b);
 }
 
 /* 16 bytes global -> shared, asynchronously. With valid == false nothing is read and the 16 bytes
@@ -71,6 +90,35 @@ template <int n>
 static __device__ __forceinline__ void cp_async_wait(void)
 {
     asm volatile("cp.async.wait_group %0;\n" :: "n"(n));
+}
+
+/* ---- picked by the storage type T: __half (float16) or __nv_bfloat16 (bfloat16) ----------
+ * ldmatrix and cp.async move 16-bit elements whatever they are; only the product and the
+ * float -> storage conversions differ. Resolved at compile time: a float16 instantiation
+ * compiles to exactly the code it had before T existed. */
+template <typename T> inline constexpr bool storage_bf16 = false;
+template <> inline constexpr bool storage_bf16<__nv_bfloat16> = true;
+
+template <typename T>
+static __device__ __forceinline__ void mma_16816_t(float d[4], const uint32_t a[4], uint32_t b0, uint32_t b1)
+{
+    if constexpr (storage_bf16<T>) mma_16816_bf16(d, a, b0, b1);
+    else mma_16816(d, a, b0, b1);
+}
+
+template <typename T>
+static __device__ __forceinline__ uint32_t pack2_t(float lo, float hi)
+{
+    if constexpr (storage_bf16<T>) return pack_bf162(lo, hi);
+    else return pack_half2(lo, hi);
+}
+
+/* One float -> T, round to nearest even. */
+template <typename T>
+static __device__ __forceinline__ T to_storage(float x)
+{
+    if constexpr (storage_bf16<T>) return __float2bfloat16_rn(x);
+    else return __float2half_rn(x);
 }
 
 #endif
