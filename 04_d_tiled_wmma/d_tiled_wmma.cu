@@ -390,6 +390,7 @@ fa1_wmma(fa1_params p)
 
 static int wmma_unsupported(const attn_shape *s, const attn_env *env, char *why, size_t n)
 {
+    if (attn_refuse_paged(s, why, n)) return 1;
     if (s->dtype != ATTN_F16) {
         snprintf(why, n, "float16 only: this rung's WMMA fragments are float16 x float16 -> float32 "
                          "and it has no bfloat16 instantiation");

@@ -207,6 +207,7 @@ static int unsupported_05a(const attn_shape *s, const attn_env *env, char *why, 
 {
     wmma_fn fn;
     size_t smem;
+    if (attn_refuse_paged(s, why, n)) return 1;
     if (s->dtype != ATTN_F16) { snprintf(why, n, "rung 05 is written for float16 storage"); return 1; }
     if (!wmma_pick(s->d, &fn, &smem)) {
         snprintf(why, n, "rung 05 is built for d = 64, 128 and 256 (d = %d)", s->d);
