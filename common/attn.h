@@ -68,7 +68,7 @@ typedef struct attn_args {
     /* A paged KV cache (shape.page_size = P > 0); NULL and 0 when K and V are contiguous. */
     const int *block_table;        /* device, int32 [B][max_pages]: request b's logical page i is
                                       physical page block_table[b * max_pages + i] of the pools;
-                                      entries past its ceil(M_b / P) pages are -1 and never read */
+                                      entries past its ceil(M_b / P) pages are -1: no key is there */
     int max_pages;                 /* ceil(M / P), the block table's row length */
     int num_pages;                 /* pages in each pool: the sum over b of ceil(M_b / P) */
 } attn_args;
