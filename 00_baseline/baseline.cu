@@ -66,8 +66,9 @@ safe_softmax_rows(const float *__restrict__ S, T *__restrict__ P, float *__restr
 
 static int baseline_unsupported(const attn_shape *s, const attn_env *env, char *why, size_t n)
 {
-    (void)s; (void)env; (void)why; (void)n;
-    return 0;   /* any shape; too large a workspace is refused by the driver with the bytes needed */
+    (void)env;
+    /* any contiguous shape; too large a workspace is refused by the driver with the bytes needed */
+    return attn_refuse_paged(s, why, n);
 }
 
 /* S (float32) and P (float16): 6 bytes per score. */

@@ -401,6 +401,7 @@ fa1_wmma(fa1_params p)
 
 static int wmma_unsupported(const attn_shape *s, const attn_env *env, char *why, size_t n)
 {
+    if (attn_refuse_paged(s, why, n)) return 1;
     if (s->dtype == ATTN_BF16 && env->cc_major < 8) {
         snprintf(why, n, "bfloat16 WMMA fragments need compute capability 8.0+");
         return 1;

@@ -367,6 +367,7 @@ static const fa2_config *fa2_pick(const fa2_config *table, int d)
 /* 0 if configuration c (NULL: none for this head dim) can run the shape, else 1 and the reason. */
 static int fa2_refuse(const fa2_config *c, const attn_shape *s, const attn_env *env, char *why, size_t n)
 {
+    if (attn_refuse_paged(s, why, n)) return 1;
     if (!c || !fa2_head_dim_ok(s->d) || s->d > c->d) {
         snprintf(why, n, "rung 05 runs head dims 32 to 256 in steps of 8 (d = %d)", s->d);
         return 1;

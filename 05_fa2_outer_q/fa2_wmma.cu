@@ -226,6 +226,7 @@ static const wmma_config *wmma_pick(int d)
 static int unsupported_05a(const attn_shape *s, const attn_env *env, char *why, size_t n)
 {
     const wmma_config *c = wmma_pick(s->d);
+    if (attn_refuse_paged(s, why, n)) return 1;
     if (!c) {
         snprintf(why, n, "rung 05 runs head dims 32 to 256 in steps of 8 (d = %d)", s->d);
         return 1;

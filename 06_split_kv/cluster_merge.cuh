@@ -112,7 +112,7 @@ static int sk_cluster_for(const split_plan *pl, const attn_env *env, const plan_
         const int q = pl->segs[c].seq;
         if (pl->cta_seg[c] != c || pl->seq_part[q + 1] - pl->seq_part[q] != C || q != pl->segs[c - c % C].seq) return 0;
     }
-    const sk_kernel_fn k = sk_kernel<merge_cluster>(pk);
+    const sk_split_fn k = sk_kernel<merge_cluster>(pk);
     cudaLaunchConfig_t cc;
     cudaLaunchAttribute ca;
     sk_cluster_config(&cc, &ca, pl->n_ctas, C, pk->smem, 0);
@@ -127,18 +127,18 @@ static int sk_cluster_for(const split_plan *pl, const attn_env *env, const plan_
 
 /* Launches 06c's cluster kernel when the plan allows it, else 06b's launches. */
 static const char *sk_cluster_or_fused(const attn_args *a, cudaStream_t st, const sk_variant *v, const plan_device *pd,
-                                       const sk_params *p, const sk_plan *dp)
+                                       const sk_params *p, const sk_plan *dp, const sk_pages *pp)
 {
     static int gen = -1, C;                  /* the cluster size, decided once per plan */
     if (gen != pd->gen) {
         C = sk_cluster_for(&pd->plan, &a->env, &v->pk);
         gen = pd->gen;
     }
-    if (!C) return sk_fused_or_combine(a, st, v, pd, p, dp);
+    if (!C) return sk_fused_or_combine(a, st, v, pd, p, dp, pp);
     cudaLaunchConfig_t cc;
     cudaLaunchAttribute ca;
     sk_cluster_config(&cc, &ca, pd->plan.n_ctas, C, v->pk.smem, st);
-    RUNG_CUDA(cudaLaunchKernelEx(&cc, sk_kernel<merge_cluster>(&v->pk), *p, *dp));
+    RUNG_CUDA(cudaLaunchKernelEx(&cc, sk_kernel<merge_cluster>(&v->pk), *p, *dp, *pp));
     RUNG_LAUNCHED(split_kv_kernel);
     return NULL;
 }

@@ -89,16 +89,16 @@ struct merge_fused : merge_later<D, RG> {   /* partials are written as in 06a; t
 /* Launches 06b's fused kernel when every split sequence has at most SK_FUSE_MAX partials, else
  * 06a's launches. The kernel's shared-memory size is set once per plan. */
 static const char *sk_fused_or_combine(const attn_args *a, cudaStream_t st, const sk_variant *v, const plan_device *pd,
-                                       const sk_params *p, const sk_plan *dp)
+                                       const sk_params *p, const sk_plan *dp, const sk_pages *pp)
 {
-    if (pd->max_parts == 0 || pd->max_parts > SK_FUSE_MAX) return sk_split_then_combine(a, st, v, pd, p, dp);
-    const sk_kernel_fn k = sk_kernel<merge_fused>(&v->pk);
+    if (pd->max_parts == 0 || pd->max_parts > SK_FUSE_MAX) return sk_split_then_combine(a, st, v, pd, p, dp, pp);
+    const sk_split_fn k = sk_kernel<merge_fused>(&v->pk);
     static int gen = -1;
     if (gen != pd->gen) {
         RUNG_CUDA(cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)v->pk.smem));
         gen = pd->gen;
     }
-    k<<<pd->plan.n_ctas, SK_THREADS, v->pk.smem, st>>>(*p, *dp);
+    k<<<pd->plan.n_ctas, SK_THREADS, v->pk.smem, st>>>(*p, *dp, *pp);
     RUNG_LAUNCHED(split_kv_kernel);
     return NULL;
 }

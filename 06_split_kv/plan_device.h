@@ -19,6 +19,7 @@ typedef struct plan_kernel {
     int d;                 /* head dim */
     int rg;                /* packed query rows per sequence (a row group) */
     int blk;               /* keys per KV block, the planner's unit */
+    int paged;             /* 1: the kernels read K and V from a paged cache (another instantiation) */
 } plan_kernel;
 
 /* Byte offsets in the workspace: the segments {seq, blk_begin, blk_end, part} (int4 each); per

@@ -21,9 +21,13 @@
  *   06c  cluster_merge.cuh  on sm_90 a sequence's CTAs form a thread-block cluster and merge
  *                           through each other's shared memory (rung 06's own variant)
  *
+ * Every variant also reads a paged KV cache (--page-size P): the kernel's PAGED instantiation
+ * loads each K/V tile through the block table (paged.cuh); the contiguous one is unchanged.
+ *
  * Grid: one CTA per plan entry; block: 4 warps. Shared memory: Q tile RG x d (RG = 16 or 32
  * packed rows), STAGES x (K tile 64 x d + V tile 64 x d), all XOR-swizzled (common/tiles.cuh);
- * after a segment the K/V stages are reused as float32 scratch for the four warps' O. */
+ * after a segment the K/V stages are reused as float32 scratch for the four warps' O. PAGED adds
+ * STAGES x 4 ints after the rest: the block table's slice (physical pages) of each stage's tile. */
 #include <cuda_fp16.h>
 #include <math.h>
 #include <stdio.h>
@@ -44,6 +48,8 @@
 #define SK_BLOCK_DEFAULT 128  /* keys per KV block, the planner's unit (--kv-block) */
 #define LOG2E 1.4426950408889634f
 #define LN2 0.6931471805599453f
+
+#include "paged.cuh"               /* the paged KV cache's tile loader (--page-size) */
 
 /* The plan as the kernels read it (device copies of split_plan's arrays). */
 typedef struct sk_plan {
@@ -77,13 +83,14 @@ typedef struct sk_out {
     int *s_flag;
 } sk_out;
 
-template <int D, int MT>
+template <int D, int MT, bool PAGED>
 struct sk_smem {
     static constexpr int RG = 16 * MT;
     static constexpr size_t q = (size_t)RG * D * 2;
     static constexpr size_t stage = (size_t)2 * SK_TILE * D * 2;          /* K + V */
     static constexpr size_t ml = (size_t)2 * SK_WARPS * RG * 4;
-    static constexpr size_t bytes = q + SK_STAGES * stage + ml + 16;   /* + s_flag */
+    static constexpr size_t pages = PAGED ? (size_t)SK_STAGES * SK_PAGE_SLICE * 4 : 0;   /* s_pg */
+    static constexpr size_t bytes = q + SK_STAGES * stage + ml + 16 + pages;   /* + s_flag */
     static_assert(((size_t)SK_WARPS * RG * (D + 8) + (size_t)RG * D) * 4 <= SK_STAGES * stage,
                   "the warps' scratch and s_o fit in the stages");
 };
@@ -112,12 +119,12 @@ struct merge_later {
     static __device__ __forceinline__ void finish(const sk_params &, const sk_plan &, const sk_out &) {}
 };
 
-template <int D, int MT, template <int, int> class Merge>
+template <int D, int MT, template <int, int> class Merge, bool PAGED>
 __global__ void __launch_bounds__(SK_THREADS)
-split_kv_kernel(sk_params p, sk_plan plan)
+split_kv_kernel(sk_params p, sk_plan plan, sk_pages pg)
 {
     constexpr int RG = 16 * MT, DT = D / 8;
-    typedef sk_smem<D, MT> L;
+    typedef sk_smem<D, MT, PAGED> L;
     typedef Merge<D, RG> M;
     extern __shared__ __align__(1024) unsigned char smem_raw[];
     __half *sQ = reinterpret_cast<__half *>(smem_raw);
@@ -125,6 +132,8 @@ split_kv_kernel(sk_params p, sk_plan plan)
     float *scratch = reinterpret_cast<float *>(sKV);                     /* [warp][RG][D + 8] */
     float *sM = reinterpret_cast<float *>(smem_raw + L::q + SK_STAGES * L::stage);
     float *sL = sM + SK_WARPS * RG;
+    /* PAGED: the block table's slice of each stage's tile (paged.cuh), after s_flag */
+    int *s_pg = reinterpret_cast<int *>(smem_raw + L::q + SK_STAGES * L::stage + L::ml + 16);
     constexpr int SD = D + 8;             /* scratch row stride in floats */
 
     const int warp = threadIdx.x / 32, lane = threadIdx.x % 32, g = lane / 4, t = lane % 4;
@@ -144,6 +153,13 @@ split_kv_kernel(sk_params p, sk_plan plan)
         const int4 seg = si == head.x ? first : plan.segs[si];
         const int seq = seg.x, rg = seq % p.n_rg, bk = seq / p.n_rg;
         const int kvh = bk % p.Hkv, b = bk / p.Hkv;
+        /* PAGED: this request's row of the block table, and the first SK_STAGES tiles' slices (one
+         * entry per thread), asked for before anything waits for the request's length */
+        const int *bt = pg.table + (size_t)b * pg.max_pages;
+        int pg_first = 0;
+        if (PAGED && threadIdx.x < SK_STAGES * SK_PAGE_SLICE)
+            pg_first = sk_page_entry(bt, pg.max_pages, seg.y * p.blk + (threadIdx.x / SK_PAGE_SLICE) * SK_TILE, pg.P,
+                                     threadIdx.x % SK_PAGE_SLICE);
         const int mk = p.seqlens_k ? p.seqlens_k[b] : p.M;
         const int k_lo = seg.y * p.blk, k_hi = min(seg.z * p.blk, mk);
         const int n_tiles = (k_hi - k_lo + SK_TILE - 1) / SK_TILE;
@@ -152,14 +168,26 @@ split_kv_kernel(sk_params p, sk_plan plan)
         const __half *k_ptr = p.k + (((size_t)b * p.Hkv + kvh) * p.M + k_lo) * D;
         const __half *v_ptr = p.v + (((size_t)b * p.Hkv + kvh) * p.M + k_lo) * D;
         const int causal_from = p.causal ? mk - p.N + 1 : mk;   /* keys >= this may be masked */
+        /* PAGED: this KV head in the pools; keys Hkv * D halves apart in a page */
+        const __half *k_head = p.k + (size_t)kvh * D, *v_head = p.v + (size_t)kvh * D;
+        const size_t kv_row = (size_t)p.Hkv * D;
 
         load_tile<D, RG, SK_THREADS, true, true>(sQ, p.q + q_row0 * D, p.rows - r0);
+        if (PAGED) {   /* the first slices in place; the loop fetches each later one a tile ahead */
+            if (threadIdx.x < SK_STAGES * SK_PAGE_SLICE) s_pg[threadIdx.x] = pg_first;
+            __syncthreads();
+        }
 #pragma unroll
         for (int s = 0; s < SK_STAGES - 1; s++) {
             if (s < n_tiles) {
                 __half *st = sKV + s * (L::stage / 2);
-                load_tile<D, SK_TILE, SK_THREADS, true, true>(st, k_ptr + (size_t)s * SK_TILE * D, k_hi - k_lo - s * SK_TILE);
-                load_tile<D, SK_TILE, SK_THREADS, true, true>(st + SK_TILE * D, v_ptr + (size_t)s * SK_TILE * D, k_hi - k_lo - s * SK_TILE);
+                if (PAGED) {
+                    sk_load_kv_paged<D>(st, k_head, v_head, kv_row, s_pg + s * SK_PAGE_SLICE, pg.P, k_lo + s * SK_TILE,
+                                        k_hi - k_lo - s * SK_TILE);
+                } else {
+                    load_tile<D, SK_TILE, SK_THREADS, true, true>(st, k_ptr + (size_t)s * SK_TILE * D, k_hi - k_lo - s * SK_TILE);
+                    load_tile<D, SK_TILE, SK_THREADS, true, true>(st + SK_TILE * D, v_ptr + (size_t)s * SK_TILE * D, k_hi - k_lo - s * SK_TILE);
+                }
             }
             cp_async_commit();
         }
@@ -179,10 +207,21 @@ split_kv_kernel(sk_params p, sk_plan plan)
             const int nj = j + SK_STAGES - 1;   /* the tile that goes into the stage just freed */
             if (nj < n_tiles) {
                 __half *st = sKV + (nj % SK_STAGES) * (L::stage / 2);
-                load_tile<D, SK_TILE, SK_THREADS, true, true>(st, k_ptr + (size_t)nj * SK_TILE * D, k_hi - k_lo - nj * SK_TILE);
-                load_tile<D, SK_TILE, SK_THREADS, true, true>(st + SK_TILE * D, v_ptr + (size_t)nj * SK_TILE * D, k_hi - k_lo - nj * SK_TILE);
+                if (PAGED) {
+                    sk_load_kv_paged<D>(st, k_head, v_head, kv_row, s_pg + (nj % SK_STAGES) * SK_PAGE_SLICE, pg.P,
+                                        k_lo + nj * SK_TILE, k_hi - k_lo - nj * SK_TILE);
+                } else {
+                    load_tile<D, SK_TILE, SK_THREADS, true, true>(st, k_ptr + (size_t)nj * SK_TILE * D, k_hi - k_lo - nj * SK_TILE);
+                    load_tile<D, SK_TILE, SK_THREADS, true, true>(st + SK_TILE * D, v_ptr + (size_t)nj * SK_TILE * D, k_hi - k_lo - nj * SK_TILE);
+                }
             }
             cp_async_commit();
+            /* PAGED: the slice of tile nj + 1 is fetched now and stored after this tile's math, into
+             * the slot of tile j (issued three iterations ago); the next iteration's barrier
+             * publishes it, and its latency hides behind the math */
+            const bool fetch = PAGED && threadIdx.x < SK_PAGE_SLICE && nj + 1 < n_tiles;
+            int pg_next = 0;
+            if (fetch) pg_next = sk_page_entry(bt, pg.max_pages, k_lo + (nj + 1) * SK_TILE, pg.P, threadIdx.x);
             const uint32_t stage_off = (uint32_t)(j % SK_STAGES) * STAGE_BYTES;
 
             /* S = Q K^T: all RG rows x this warp's 16 keys */
@@ -268,6 +307,7 @@ split_kv_kernel(sk_params p, sk_plan plan)
                     mma_16816(o[mt][dt + 1], a[mt], bv[2], bv[3]);
                 }
             }
+            if (fetch) s_pg[((nj + 1) % SK_STAGES) * SK_PAGE_SLICE + threadIdx.x] = pg_next;
         }
 
         /* ---- merge the four warps' (O, m, l) of every row: the {m, d} merge, through smem ----
@@ -420,31 +460,44 @@ combine_kernel(sk_params p, sk_plan plan)
 
 /* ---- Host side: the kernels for a shape, the launches (the plan in device memory: plan_device.c) ---- */
 
+typedef void (*sk_split_fn)(sk_params, sk_plan, sk_pages);
 typedef void (*sk_kernel_fn)(sk_params, sk_plan);
 
-/* The kernels and sizes for a head dim and a number of packed rows (16 or 32 per row group). */
+/* The kernels and sizes for a head dim, a number of packed rows (16 or 32 per row group), and K and
+ * V contiguous or paged. */
 typedef struct sk_variant {
     plan_kernel pk;                             /* 06a's split kernel, as the planner sees it */
     sk_kernel_fn combine, combine_row;          /* 32-column slices; whole rows */
 } sk_variant;
 
-#define SK_PICK(D, MT) { *v = (sk_variant){{(const void *)split_kv_kernel<D, MT, merge_later>, SK_THREADS, \
-                         sk_smem<D, MT>::bytes, D, 16 * MT, blk}, combine_kernel<D, 16 * MT, SK_COMB_SLICE>, \
-                         combine_kernel<D, 16 * MT, D>}; return 1; }
+template <int D, int MT, bool PAGED>
+static void sk_fill(sk_variant *v, int blk)
+{
+    *v = (sk_variant){{(const void *)split_kv_kernel<D, MT, merge_later, PAGED>, SK_THREADS, sk_smem<D, MT, PAGED>::bytes,
+                       D, 16 * MT, blk, PAGED},
+                      combine_kernel<D, 16 * MT, SK_COMB_SLICE>, combine_kernel<D, 16 * MT, D>};
+}
+#define SK_PICK(D, MT) { if (paged) sk_fill<D, MT, true>(v, blk); else sk_fill<D, MT, false>(v, blk); return 1; }
 static int sk_pick(const attn_shape *s, const attn_env *env, sk_variant *v)
 {
     const int mt = (s->Hq / s->Hkv) * s->N <= 16 ? 1 : 2, blk = env->kv_block ? env->kv_block : SK_BLOCK_DEFAULT;
+    const bool paged = s->page_size > 0;
     if (s->d == 64) { if (mt == 1) SK_PICK(64, 1) else SK_PICK(64, 2) }
     if (s->d == 128) { if (mt == 1) SK_PICK(128, 1) else SK_PICK(128, 2) }
     return 0;
 }
 
-/* The split kernel with another merge policy (06b, 06c), for the variant's head dim and rows. */
-template <template <int, int> class Merge>
-static sk_kernel_fn sk_kernel(const plan_kernel *k)
+/* The split kernel with another merge policy (06b, 06c), for the variant's head dim, rows and layout. */
+template <template <int, int> class Merge, bool PAGED>
+static sk_split_fn sk_kernel_of(const plan_kernel *k)
 {
-    if (k->d == 64) return k->rg == 16 ? split_kv_kernel<64, 1, Merge> : split_kv_kernel<64, 2, Merge>;
-    return k->rg == 16 ? split_kv_kernel<128, 1, Merge> : split_kv_kernel<128, 2, Merge>;
+    if (k->d == 64) return k->rg == 16 ? split_kv_kernel<64, 1, Merge, PAGED> : split_kv_kernel<64, 2, Merge, PAGED>;
+    return k->rg == 16 ? split_kv_kernel<128, 1, Merge, PAGED> : split_kv_kernel<128, 2, Merge, PAGED>;
+}
+template <template <int, int> class Merge>
+static sk_split_fn sk_kernel(const plan_kernel *k)
+{
+    return k->paged ? sk_kernel_of<Merge, true>(k) : sk_kernel_of<Merge, false>(k);
 }
 
 static int sk_unsupported(const attn_shape *s, const attn_env *env, char *why, size_t n)
@@ -456,6 +509,9 @@ static int sk_unsupported(const attn_shape *s, const attn_env *env, char *why, s
                  "(prefill is rung 05's job)", s->N);
     else if (!sk_pick(s, env, &v)) snprintf(why, n, "rung 06 is built for d = 64 and 128 (d = %d)", s->d);
     else if (!plan_planner_known(env)) snprintf(why, n, "unknown planner '%s' (fa, greedy, balanced, auto)", plan_planner(env));
+    else if (s->page_size < 0 || s->page_size % ATTN_PAGE_STEP || s->page_size > ATTN_PAGE_MAX)
+        snprintf(why, n, "rung 06 reads pages of a multiple of %d keys up to %d (page size %d)", ATTN_PAGE_STEP,
+                 ATTN_PAGE_MAX, s->page_size);
     else if (v.pk.smem > env->smem_per_block_optin || env->cc_major < 8)
         snprintf(why, n, "needs compute capability 8.0+ and %zu KB of shared memory per block", v.pk.smem / 1024);
     else return 0;
@@ -470,7 +526,7 @@ static size_t sk_workspace(const attn_shape *s, const attn_env *env)
 
 /* The plan for this launch (made and uploaded once per batch composition); the kernels' arguments. */
 static const char *sk_prepare(const attn_args *a, cudaStream_t st, sk_variant *v, const plan_device **pd, sk_params *p,
-                              sk_plan *dp)
+                              sk_plan *dp, sk_pages *pp)
 {
     const attn_shape *s = &a->shape;
     if (!sk_pick(s, &a->env, v)) return "rung 06: unsupported head dim";
@@ -485,14 +541,16 @@ static const char *sk_prepare(const attn_args *a, cudaStream_t st, sk_variant *v
     *dp = (sk_plan){(const int4 *)(ws + L->cta_info), (const int4 *)(ws + L->segs), (const int *)(ws + L->seq_part),
                     (const int *)(ws + L->split_seqs), (int *)(ws + L->seq_count), (float *)(ws + L->part_o),
                     (float *)(ws + L->part_lse)};
+    *pp = (sk_pages){a->block_table, s->page_size, a->max_pages};
+    if (s->page_size && !a->block_table) return "rung 06: a paged shape without a block table";
     return NULL;
 }
 
 /* 06a: the split kernel, then the combine kernel for the sequences that were split. */
 static const char *sk_split_then_combine(const attn_args *a, cudaStream_t st, const sk_variant *v, const plan_device *pd,
-                                         const sk_params *p, const sk_plan *dp)
+                                         const sk_params *p, const sk_plan *dp, const sk_pages *pp)
 {
-    ((sk_kernel_fn)v->pk.split)<<<pd->plan.n_ctas, SK_THREADS, v->pk.smem, st>>>(*p, *dp);
+    ((sk_split_fn)v->pk.split)<<<pd->plan.n_ctas, SK_THREADS, v->pk.smem, st>>>(*p, *dp, *pp);
     RUNG_LAUNCHED(split_kv_kernel);
     if (pd->n_split == 0) return NULL;
     const int whole = pd->max_parts <= 512 / a->shape.d;   /* at most one partial per lane */
@@ -513,7 +571,7 @@ static const char *sk_split_then_combine(const attn_args *a, cudaStream_t st, co
 
 /* A variant's run(): the plan and the arguments, then its launches. */
 typedef const char *(*sk_launch_fn)(const attn_args *, cudaStream_t, const sk_variant *, const plan_device *,
-                                     const sk_params *, const sk_plan *);
+                                     const sk_params *, const sk_plan *, const sk_pages *);
 template <sk_launch_fn LAUNCH>
 static const char *sk_run(const attn_args *a, cudaStream_t st)
 {
@@ -521,8 +579,9 @@ static const char *sk_run(const attn_args *a, cudaStream_t st)
     const plan_device *pd;
     sk_params p;
     sk_plan dp;
-    const char *err = sk_prepare(a, st, &v, &pd, &p, &dp);
-    return err ? err : LAUNCH(a, st, &v, pd, &p, &dp);
+    sk_pages pp;
+    const char *err = sk_prepare(a, st, &v, &pd, &p, &dp, &pp);
+    return err ? err : LAUNCH(a, st, &v, pd, &p, &dp, &pp);
 }
 
 /* For the report: the plan a variant's launch uses and how it merges (plan_describe). */

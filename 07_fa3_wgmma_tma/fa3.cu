@@ -354,6 +354,7 @@ static int f3_unsupported(const attn_shape *s, const attn_env *env, char *why, s
     if (env->cc_major != 9) snprintf(why, n, "rung 07 needs a Hopper GPU (sm_90: wgmma, TMA); this one is sm_%d%d",
                                       env->cc_major, env->cc_minor);
     else if (!f3_pick(s->d, s->dtype, 0, &v)) snprintf(why, n, "rung 07 is built for d = 64, 128 and 256 (d = %d)", s->d);
+    else if (attn_refuse_paged(s, why, n)) return 1;
     else if (s->seqlens_k) snprintf(why, n, "rung 07 takes one KV length for every request (varlen decode is rung 06's job)");
     else if (v.smem > env->smem_per_block_optin) snprintf(why, n, "needs %zu KB of shared memory per block", v.smem / 1024);
     else return 0;

@@ -8,12 +8,22 @@
  * request b's KV length (M, or seqlens_k[b] in a varlen batch). A row that sees no key gets
  * O = 0 and LSE = -inf. Storage is float16 (bfloat16 where a rung says so); accumulation float32.
  *
+ * A paged KV cache (shape.page_size = P > 0, --page-size; rung 06 reads it, every other rung
+ * refuses it): K and V are pools of pages [num_pages][P][Hkv][d] (page, key within the page, KV
+ * head, d: the layout of FlashAttention's flash_attn_with_kvcache and of vLLM's cache), request b's
+ * M_b keys fill ceil(M_b / P) pages that lie anywhere in the pool, and a block table
+ * [B][max_pages] maps its logical page i to the physical one: key t of request b, KV head h, is at
+ *     pool + ((block_table[b][t / P] * P + t % P) * Hkv + h) * d.
+ * The driver builds the table and fills the pools from the same K and V it checks against
+ * (common/pages.c).
+ *
  * This header is plain C so that the C driver, the C tests and the CUDA rungs share it. */
 #ifndef ATTN_H
 #define ATTN_H
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <cuda_runtime_api.h>
 #include <cublas_v2.h>
 
@@ -29,6 +39,8 @@ typedef struct attn_shape {
     float scale;           /* softmax scale, 1/sqrt(d) unless given */
     attn_dtype dtype;
     const int *seqlens_k;  /* host: B KV lengths, each in [1, M]; NULL means every request has M */
+    int page_size;         /* keys per page of a paged KV cache, a multiple of 16 in 16..256; 0: K and V
+                              contiguous [B,Hkv,M,d] (the header comment above has the layout) */
 } attn_shape;
 
 /* What a rung may ask of the machine it runs on (filled by the driver from the device). */
@@ -45,13 +57,20 @@ typedef struct attn_env {
 typedef struct attn_args {
     attn_shape shape;
     attn_env env;
-    const void *q, *k, *v;         /* device, dtype */
+    const void *q, *k, *v;         /* device, dtype; k and v [B,Hkv,M,d], or with shape.page_size the
+                                      page pools [num_pages][P][Hkv][d] */
     void *o;                       /* device, dtype, [B,Hq,N,d] */
     float *lse;                    /* device, [B,Hq,N] */
     const int *seqlens_k;          /* device copy of shape.seqlens_k, or NULL */
     void *workspace;               /* device, workspace_bytes(shape) bytes (NULL if 0) */
     size_t workspace_bytes;
     cublasHandle_t blas;           /* for rungs that call cuBLAS; its stream is set by the rung */
+    /* A paged KV cache (shape.page_size = P > 0); NULL and 0 when K and V are contiguous. */
+    const int *block_table;        /* device, int32 [B][max_pages]: request b's logical page i is
+                                      physical page block_table[b * max_pages + i] of the pools;
+                                      entries past its ceil(M_b / P) pages are -1: no key is there */
+    int max_pages;                 /* ceil(M / P), the block table's row length */
+    int num_pages;                 /* pages in each pool: the sum over b of ceil(M_b / P) */
 } attn_args;
 
 /* One rung (or one variant of a rung). The driver owns allocation, inputs, poisoning, the
@@ -70,6 +89,21 @@ typedef struct rung {
      * plan), appended to the report's extra field */
     void (*describe)(const attn_shape *s, const attn_env *env, char *buf, size_t len);
 } rung;
+
+/* Page sizes of a paged KV cache (--page-size, validated in cli.c): multiples of 16 keys from 16 to
+ * 256. A 64-key tile then starts at a multiple of 16 within its page and spans at most 4 pages. */
+enum { ATTN_PAGE_STEP = 16, ATTN_PAGE_MAX = 256 };
+
+/* The refusal every rung but 06 gives a paged KV cache, from its unsupported(): 1 with the reason in
+ * why[], or 0 for contiguous K and V. (A rung that reads K and V as [B,Hkv,M,d] would read the
+ * pools as if they were; tests/cli.sh checks that every rung but 06 refuses a paged shape.) */
+static inline int attn_refuse_paged(const attn_shape *s, char *why, size_t n)
+{
+    if (!s->page_size) return 0;
+    snprintf(why, n, "this rung reads K and V contiguous [B,Hkv,M,d]; a paged KV cache (page size %d) is "
+             "rung 06's", s->page_size);
+    return 1;
+}
 
 /* Every rung's .cu defines this NULL-terminated list in lesson order (05a, 05b, 05c): the last
  * entry is the rung's own, run when no --variant is given; --list prints them in this order. */
@@ -110,7 +144,8 @@ static inline double attn_flops(const attn_shape *s)
 
 static inline size_t attn_elem_bytes(attn_dtype t) { (void)t; return 2; }
 
-/* Fewest bytes: Q, K, V (the valid KV rows), O and LSE, each moved once. */
+/* Fewest bytes: Q, K, V (the valid KV rows), O and LSE, each moved once (a paged cache moves the
+ * same K and V; its block table, 4 bytes per P keys, is not counted). */
 static inline double attn_bytes(const attn_shape *s)
 {
     double e = (double)attn_elem_bytes(s->dtype);

@@ -111,6 +111,22 @@ static int parse_kv_block(const char *v, int *out, char *err, size_t n)
     return 0;
 }
 
+/* --page-size P (and a sweep line's page=P): 0 (contiguous) or a multiple of ATTN_PAGE_STEP up to
+ * ATTN_PAGE_MAX (attn.h). */
+#define PAGE_SIZES "0 (contiguous) or a multiple of 16 from 16 to 256"
+_Static_assert(ATTN_PAGE_STEP == 16 && ATTN_PAGE_MAX == 256, "PAGE_SIZES spells them out");
+static int page_size_ok(long x) { return x == 0 || (x >= ATTN_PAGE_STEP && x <= ATTN_PAGE_MAX && x % ATTN_PAGE_STEP == 0); }
+
+static int parse_page_size(const char *v, int *out)
+{
+    char *end;
+    errno = 0;
+    long x = v ? strtol(v, &end, 10) : 0;
+    if (!v || !*v || *end || errno || !page_size_ok(x)) return -1;
+    *out = (int)x;
+    return 0;
+}
+
 static const char *USAGE =
     "shape:    --b B --hq HQ --hkv HKV --h H (sets both) --n N --m M --d D --causal\n"
     "          --dtype f16|bf16 --scale S --seqlens L1,L2,.. --seqlen-dist equal|uniform|longtail\n"
@@ -123,6 +139,8 @@ static const char *USAGE =
     "rung 06:  --planner NAME (the split planner)\n"
     "          --kv-block K (keys per KV block, the planner's unit: a multiple of 64 from 64 to 1024;\n"
     "          default: the rung's own)\n"
+    "          --page-size P (a paged KV cache: K and V in pages of P keys, a multiple of 16 from 16\n"
+    "          to 256, laid out in a random order and read through a block table; default 0: contiguous)\n"
     "output:   --csv FILE --save DIR (o.npy lse.npy) --quiet\n"
     "modes:    --sweep FILE [--too-slow S] --ceilings --list --probe --help\n"
     "          --read-floor (instead of the rung: time one kernel that only reads K and V)";
@@ -184,6 +202,10 @@ int cli_parse(int argc, char **argv, cli_opts *o, char *err, size_t n)
         else if (!strcmp(f, "--check-budget")) { if (parse_double(f, v, &o->check_budget, err, n)) return -1; }
         else if (!strcmp(f, "--too-slow")) { if (parse_double(f, v, &o->too_slow_s, err, n)) return -1; }
         else if (!strcmp(f, "--kv-block")) { if (parse_kv_block(v, &o->kv_block, err, n)) return -1; }
+        else if (!strcmp(f, "--page-size")) {
+            if (parse_page_size(v, &s->page_size))
+                return errf(err, n, "--page-size: expected " PAGE_SIZES ", got '%s'", v ? v : "");
+        }
         else if (!strcmp(f, "--flush")) {
             if (v && !strcmp(v, "write+read")) o->flush = FLUSH_WRITE_READ;
             else if (v && !strcmp(v, "write")) o->flush = FLUSH_WRITE;
@@ -235,6 +257,8 @@ int shape_validate(const attn_shape *s, char *err, size_t n)
     double elems = (double)s->B * s->Hq * s->N * s->d, kv = (double)s->B * s->Hkv * s->M * s->d;
     if (elems > 4e11 || kv > 4e11)
         return errf(err, n, "shape: %.3g elements per tensor is beyond any GPU", elems > kv ? elems : kv);
+    if (!page_size_ok(s->page_size))
+        return errf(err, n, "page size %d: expected " PAGE_SIZES, s->page_size);
     if (s->seqlens_k)
         for (int b = 0; b < s->B; b++)
             if (s->seqlens_k[b] < 1 || s->seqlens_k[b] > s->M)
@@ -288,10 +312,13 @@ int sweep_line(const char *line, const cli_opts *base, run_case *c, char *err, s
             if (parse_list("seqlens", v, &c->seqlens, &nseq, err, n)) return -1;
         } else if (!strcmp(k, "dist")) {
             dist = v;
+        } else if (!strcmp(k, "page")) {
+            if (parse_page_size(v, &s->page_size))
+                return errf(err, n, "sweep line: page=%s; expected " PAGE_SIZES, v);
         } else if (!strcmp(k, "expect")) {
             /* read by the test runner, not here */
         } else {
-            return errf(err, n, "sweep line: unknown key '%s' (inputs, dtype, seqlens, dist, expect)", k);
+            return errf(err, n, "sweep line: unknown key '%s' (inputs, dtype, seqlens, dist, page, expect)", k);
         }
     }
     if (c->seqlens && nseq != s->B)

@@ -56,6 +56,7 @@ static inline fa1_params fa1_params_of(const attn_args *a)
  * multiple of 8 (rows are loaded as 16-byte vectors of 8 float16). 0 if neither applies. */
 static inline int fa1_refuse_common(const attn_shape *s, char *why, size_t n)
 {
+    if (attn_refuse_paged(s, why, n)) return 1;
     if (s->dtype != ATTN_F16) {
         snprintf(why, n, "float16 only: this rung converts float16 to float32 on load and has no "
                          "bfloat16 path");

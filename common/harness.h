@@ -32,6 +32,32 @@ void make_inputs(const attn_shape *s, uint64_t seed, int mode, uint16_t *q, uint
  * "longtail" (most short, a few near M). Returns 0, or -1 for an unknown name. */
 int make_seqlens(const char *dist, int B, int M, uint64_t seed, int *out);
 
+/* ---------------------------------------------------------------- pages.c */
+
+/* A paged KV cache (shape.page_size = P > 0; the layout is in attn.h). Request b's len_b keys take
+ * ceil(len_b / P) pages; the pages of all requests are numbered in request order, then laid out in
+ * the pool in a random order (a seeded permutation), so that a request's pages are scattered as
+ * they are in a serving engine's cache after many requests came and went. */
+typedef struct page_table {
+    int P;                 /* keys per page */
+    int B, max_pages;      /* the table is [B][max_pages]; max_pages = ceil(M / P) */
+    int num_pages;         /* pages in the pool: the sum over b of ceil(len_b / P) */
+    int *table;            /* [B][max_pages]: logical page -> physical page; -1 past a request's pages */
+} page_table;
+
+/* The table for shape s (s->page_size > 0): depends on the lengths, P and seed only. 0, or -1 if
+ * s->page_size < 1. pages_free releases it. */
+int pages_build(const attn_shape *s, uint64_t seed, page_table *pt);
+void pages_free(page_table *pt);
+/* Elements of one pool (K or V): num_pages * P * Hkv * d. */
+size_t pages_pool_elems(const attn_shape *s, const page_table *pt);
+/* Contiguous kv [B,Hkv,M,d] -> pool: key t < len_b of request b goes to its page's position t % P.
+ * Every other position (the tail of a request's last page) gets 0xffff, a NaN in float16 and
+ * bfloat16: a kernel that reads a key past a request's length gets NaN in O and fails the check. */
+void pages_scatter(const attn_shape *s, const page_table *pt, const uint16_t *kv, uint16_t *pool);
+/* The inverse, pool -> kv, for keys t < len_b (the others are left as they are). */
+void pages_gather(const attn_shape *s, const page_table *pt, const uint16_t *pool, uint16_t *kv);
+
 /* ---------------------------------------------------------------- ref.c */
 
 /* Build the conversion table; call once before ref_row runs on several threads. */
@@ -197,8 +223,8 @@ int report_csv_ceiling(const char *path, const device_info *dev, const char *nam
 /* The commit the numbers come from: $ATTN_COMMIT, else "unknown". */
 const char *report_commit(void);
 /* A rung's row's extra field, key=value;...: which rows were checked; runs, warm-ups and `flush`
- * (l2_flush_name) if timed; outlier inputs; the rung's describe() (r may be NULL); the
- * distribution the KV lengths were drawn from (c->dist) and their sum and max. */
+ * (l2_flush_name) if timed; outlier inputs; page=P for a paged KV cache; the rung's describe() (r
+ * may be NULL); the distribution the KV lengths were drawn from (c->dist) and their sum and max. */
 void report_extra(const report_row *row, const run_case *c, const char *flush, const rung *r,
                   const attn_env *env, char *out, size_t n);
 

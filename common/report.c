@@ -35,6 +35,7 @@ void report_extra(const report_row *row, const run_case *c, const char *flush, c
             row->c.rows_total);
     if (row->timed) add(out, n, &k, "runs=%d;warmups=%d;flush=%s;", row->t.runs, row->t.warmups, flush);
     if (c->input_mode == INPUT_OUTLIER) add(out, n, &k, "inputs=outlier;");
+    if (s->page_size) add(out, n, &k, "page=%d;", s->page_size);   /* a paged KV cache, as on the sweep line */
     if (r && r->describe && k + 1 < n) {
         r->describe(s, env, out + k, n - k);
         k = strlen(out);

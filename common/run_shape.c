@@ -1,6 +1,7 @@
 /* One shape through the rung:
  *
- *   refuse what the rung cannot run -> fit in memory -> seeded inputs -> poison O and LSE with NaN
+ *   refuse what the rung cannot run -> fit in memory -> seeded inputs (a paged shape: K and V
+ *   scattered into page pools, common/pages.c) -> poison O and LSE with NaN
  *   -> run once and check against the float64 reference -> time (events, L2 flushed before every
  *   launch) -> check that the last timed run produced the same bits as the first -> report. */
 #include <stdio.h>
@@ -80,11 +81,22 @@ int run_shape(driver *D, const run_case *rc, uint16_t *const loaded[3], double *
     row.workspace_bytes = D->r->workspace_bytes(&s, &D->env);
     if (!D->have_device) return ST_OK;
 
+    /* A paged KV cache: the block table (seeded), and on the device the page pools instead of K and V
+     * (common/pages.c); the host keeps K and V contiguous for the reference. */
+    page_table pt;
+    memset(&pt, 0, sizeof pt);
+    if (s.page_size && pages_build(&s, D->opt.seed, &pt)) {
+        fprintf(stderr, "error: page size %d: cannot build the block table\n", s.page_size);
+        exit(EXIT_USAGE);
+    }
     size_t qb = attn_q_elems(&s) * 2, kvb = attn_kv_elems(&s) * 2, lseb = attn_lse_elems(&s) * 4;
-    size_t need = 2 * qb + 2 * kvb + lseb + (s.seqlens_k ? sizeof(int) * s.B : 0);
+    size_t kv_dev = s.page_size ? pages_pool_elems(&s, &pt) * 2 : kvb;   /* bytes of K (or V) on the device */
+    size_t btb = s.page_size ? sizeof(int) * (size_t)s.B * pt.max_pages : 0;
+    size_t need = 2 * qb + 2 * kv_dev + lseb + (s.seqlens_k ? sizeof(int) * s.B : 0) + btb;
     size_t freeb, totalb;
     CUDA_CHECK(cudaMemGetInfo(&freeb, &totalb));
     if (need + ((size_t)64 << 20) > freeb) {
+        pages_free(&pt);
         snprintf(status, sizeof status, "unsupported: Q, K, V, O and LSE need %.2f GiB, %.2f GiB free",
                  gib((double)need), gib((double)freeb));
         if (D->opt.sweep) emit(D, &row);   /* a sweep records it; a single shape is a usage error */
@@ -93,6 +105,7 @@ int run_shape(driver *D, const run_case *rc, uint16_t *const loaded[3], double *
         return ST_TOO_BIG;
     }
     if (row.workspace_bytes + need + ((size_t)64 << 20) > freeb) {
+        pages_free(&pt);
         snprintf(status, sizeof status, "unsupported: workspace needs %.2f GiB, %.2f GiB free after the inputs",
                  gib((double)row.workspace_bytes), gib((double)(freeb - need)));
         emit(D, &row);
@@ -121,10 +134,10 @@ int run_shape(driver *D, const run_case *rc, uint16_t *const loaded[3], double *
     c.a.blas = D->blas;
     void *dq, *dk, *dv, *dout, *dws = NULL;
     float *dlse;
-    int *dseq = NULL;
+    int *dseq = NULL, *dbt = NULL;
     CUDA_CHECK(cudaMalloc(&dq, qb));
-    CUDA_CHECK(cudaMalloc(&dk, kvb));
-    CUDA_CHECK(cudaMalloc(&dv, kvb));
+    CUDA_CHECK(cudaMalloc(&dk, kv_dev));
+    CUDA_CHECK(cudaMalloc(&dv, kv_dev));
     CUDA_CHECK(cudaMalloc(&dout, qb));
     CUDA_CHECK(cudaMalloc((void **)&dlse, lseb));
     if (row.workspace_bytes) CUDA_CHECK(cudaMalloc(&dws, row.workspace_bytes));
@@ -133,8 +146,24 @@ int run_shape(driver *D, const run_case *rc, uint16_t *const loaded[3], double *
         CUDA_CHECK(cudaMemcpy(dseq, s.seqlens_k, sizeof(int) * s.B, cudaMemcpyHostToDevice));
     }
     CUDA_CHECK(cudaMemcpy(dq, hq, qb, cudaMemcpyHostToDevice));
-    CUDA_CHECK(cudaMemcpy(dk, hk, kvb, cudaMemcpyHostToDevice));
-    CUDA_CHECK(cudaMemcpy(dv, hv, kvb, cudaMemcpyHostToDevice));
+    if (s.page_size) {
+        /* not timed: the pools are filled once, as a serving engine's cache is before a decode step */
+        uint16_t *pool = malloc(kv_dev);
+        if (!pool) { fprintf(stderr, "host memory: cannot hold a page pool\n"); exit(EXIT_USAGE); }
+        pages_scatter(&s, &pt, hk, pool);
+        CUDA_CHECK(cudaMemcpy(dk, pool, kv_dev, cudaMemcpyHostToDevice));
+        pages_scatter(&s, &pt, hv, pool);
+        CUDA_CHECK(cudaMemcpy(dv, pool, kv_dev, cudaMemcpyHostToDevice));
+        free(pool);
+        CUDA_CHECK(cudaMalloc((void **)&dbt, btb));
+        CUDA_CHECK(cudaMemcpy(dbt, pt.table, btb, cudaMemcpyHostToDevice));
+        c.a.block_table = dbt;
+        c.a.max_pages = pt.max_pages;
+        c.a.num_pages = pt.num_pages;
+    } else {
+        CUDA_CHECK(cudaMemcpy(dk, hk, kvb, cudaMemcpyHostToDevice));
+        CUDA_CHECK(cudaMemcpy(dv, hv, kvb, cudaMemcpyHostToDevice));
+    }
     c.a.q = dq; c.a.k = dk; c.a.v = dv; c.a.o = dout; c.a.lse = dlse;
     c.a.workspace = dws;
     c.a.workspace_bytes = row.workspace_bytes;
@@ -195,6 +224,8 @@ done:
     cudaFree(dq); cudaFree(dk); cudaFree(dv); cudaFree(dout); cudaFree(dlse);
     if (dws) cudaFree(dws);
     if (dseq) cudaFree(dseq);
+    if (dbt) cudaFree(dbt);
+    pages_free(&pt);
     if (!loaded) { free(hq); free(hk); free(hv); }
     free(ho); free(ho2); free(hl); free(hl2);
     return result;

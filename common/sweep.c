@@ -84,8 +84,8 @@ int run_sweep(driver *D)
     for (int i = 0; i < n; i++) {
         attn_shape *s = &items[i].c.shape;
         if (!D->opt.quiet)
-            fprintf(stderr, "[%s %d/%d] B=%d Hq=%d Hkv=%d N=%d M=%d d=%d causal=%d\n", D->r->id, i + 1, n,
-                    s->B, s->Hq, s->Hkv, s->N, s->M, s->d, s->causal);
+            fprintf(stderr, "[%s %d/%d] B=%d Hq=%d Hkv=%d N=%d M=%d d=%d causal=%d%s\n", D->r->id, i + 1, n,
+                    s->B, s->Hq, s->Hkv, s->N, s->M, s->d, s->causal, s->page_size ? " (paged)" : "");
         if (items[i].flops >= slow_flops) {
             char status[300];
             report_row row;

@@ -7,7 +7,8 @@
 #   test       make test: CPU tests + the GPU correctness matrix (tests/gpu_cases.txt)
 #   sanitize   compute-sanitizer memcheck, racecheck, synccheck: every rung variant (or SAN_RUNGS), a small
 #              shape with tails (N = 77, M = 131), causal, GQA, plus a varlen decode shape and a uniform
-#              one (rung 06 merges it in clusters of 8 on sm_90)
+#              one (rung 06 merges it in clusters of 8 on sm_90), and a varlen decode batch on a paged
+#              KV cache of 16-key pages (rung 06 alone; the other rungs refuse it)
 #   tune       rung 05's tuning candidates and ablations (lab/tune05.sh) -> results/lab/<gpu>-tune05.csv
 #   ladder     make ladder (SWEEPS / RUNGS from the environment) -> results/*.csv; with the decode
 #              sweep, rung 06's targets on it (lab/decode_targets.sh) -> logs/targets06.txt
@@ -21,6 +22,10 @@
 #   ncu06      Nsight Compute on the same shapes: each kernel's duration and DRAM bytes -> logs/ncu06.txt
 #   flush      the decode sweep for 00, 05, 06 and the peers under both L2 flushes (--flush write,
 #              then the default write+read) -> results/lab/<gpu>-flush.csv: what dirty L2 lines cost
+#   paged06    lab/paged06.sh: rung 06 (PAGED_VARIANTS, default 06c) over the decode sweep with
+#              contiguous K and V and with --page-size 16, 64 and 256 (PAGED_SIZES), interleaved,
+#              REPS times (default 2), each row checked -> results/lab/<gpu>-paged06.csv, its table
+#              (each page size against contiguous) -> logs/paged06.txt
 #
 # Everything that comes back is bundled into $OUT/bundle.tar.gz (results/, logs); the short
 # summary is printed last. Set COMMIT to the commit being measured (the tree here has no .git).
@@ -58,7 +63,8 @@ for step in "$@"; do
           for tool in memcheck racecheck synccheck; do
             for shape in "--b 2 --hq 4 --hkv 2 --n 77 --m 131 --d 64 --causal" \
                          "--b 3 --hq 8 --hkv 1 --n 1 --m 300 --d 128 --seqlens 1,300,77" \
-                         "--b 4 --hq 8 --hkv 1 --n 1 --m 1024 --d 128"; do
+                         "--b 4 --hq 8 --hkv 1 --n 1 --m 1024 --d 128" \
+                         "--page-size 16 --b 3 --hq 8 --hkv 2 --n 3 --m 300 --d 64 --causal --seqlens 1,300,77"; do
               echo "### $v $tool $shape" >> $LOG/sanitize.log
               compute-sanitizer --tool $tool --error-exitcode 9 "$b" --variant "$v" $shape --no-time \
                   >> $LOG/sanitize.log 2>&1
@@ -163,6 +169,12 @@ for step in "$@"; do
       python3 -c 'import torch' 2>/dev/null && timeout 150 python3 tools/peers.py --sweep lab/fa3-first.txt --csv $out > /dev/null 2>> $LOG/fa3.err
       mkdir -p results/lab && cp $out results/lab/$gpu-fa3-first.csv
       grep -v '^#' $out | cut -d, -f1-8,10,14 | tee -a "$summary";;
+    paged06)
+      gpu=$(build/bin/00_baseline --probe | cut -d' ' -f1)
+      OUT=$LOG lab/paged06.sh $LOG/paged06.csv > $LOG/paged06.txt 2> $LOG/paged06.err; rc=$?
+      mkdir -p results/lab && cp $LOG/paged06.csv results/lab/$gpu-paged06.csv
+      cat $LOG/paged06.txt | tee -a "$summary" >/dev/null
+      say "paged06: exit $rc, $(grep -c ',ok,' $LOG/paged06.csv) ok rows -> results/lab/$gpu-paged06.csv";;
     ab06)
       OUT=$LOG lab/ab06.sh > $LOG/ab06.log 2>&1; rc=$?
       cat $LOG/ab-check.txt $LOG/ab-table.txt 2>/dev/null | tee -a "$summary" >/dev/null

@@ -37,17 +37,21 @@ expect "bad sweep line"       2 "expected B Hq Hkv N M d causal" -- "$base" --sw
 expect "kv-block not x64"     2 "--kv-block: expected a multiple of 64 from 64 to 1024, got '100'" -- "$base" --kv-block 100
 expect "kv-block too big"     2 "--kv-block: expected a multiple of 64 from 64 to 1024, got '2048'" -- "$base" --kv-block 2048
 expect "bad flush"            2 "--flush: expected write or write+read, got 'read'" -- "$base" --flush read
+expect "page-size not x16"    2 "--page-size: expected 0 (contiguous) or a multiple of 16 from 16 to 256, got '24'" -- "$base" --page-size 24
+expect "page-size too big"    2 "--page-size: expected 0 (contiguous) or a multiple of 16 from 16 to 256, got '512'" -- "$base" --page-size 512
 # Good values parse (--list then answers without a GPU).
 expect "kv-block 256 accepted" 0 "$("$base" --list | head -n 1)" -- "$base" --kv-block 256 --list
 expect "flush write accepted"  0 "$("$base" --list | head -n 1)" -- "$base" --flush write --list
+expect "page-size 64 accepted" 0 "$("$base" --list | head -n 1)" -- "$base" --page-size 64 --list
 
 # --help prints the whole text, exit 0 (main() must hold all of it: it grows with the flags).
 out=$("$base" --help 2>&1); rc=$?
 if [ $rc -eq 0 ] && printf '%s\n' "$out" | tail -n 1 | grep -q 'only reads K and V)$' \
-   && printf '%s' "$out" | grep -qF -- '--flush write|write+read' && printf '%s' "$out" | grep -qF -- '--kv-block K'; then
-  echo "ok help lists --flush and --kv-block, whole"
+   && printf '%s' "$out" | grep -qF -- '--flush write|write+read' && printf '%s' "$out" | grep -qF -- '--kv-block K' \
+   && printf '%s' "$out" | grep -qF -- '--page-size P'; then
+  echo "ok help lists --flush, --kv-block and --page-size, whole"
 else
-  echo "FAIL help: exit $rc, cut or lacking --flush/--kv-block: $(printf '%s\n' "$out" | tail -n 1)"
+  echo "FAIL help: exit $rc, cut or lacking --flush/--kv-block/--page-size: $(printf '%s\n' "$out" | tail -n 1)"
 fi
 
 # A head dim a rung does not support: refused with "unsupported: <reason>", exit 3, even with no GPU.
@@ -59,6 +63,23 @@ for b in "$bin"/0[0-9]_*; do
     0|1|4) echo "ok $(basename "$b") accepts d=24";;
     *) echo "FAIL $(basename "$b") d=24: exit $rc ($out)";;
   esac
+done
+
+# A paged KV cache: rung 06 reads it (exit 4 with no GPU, 0 with one); every other rung refuses it
+# with "unsupported: <reason>", exit 3, before any GPU work -- a rung that forgot would read the
+# page pools as contiguous K and V.
+for b in "$bin"/0[0-9]_*; do
+  name=$(basename "$b")
+  for v in $("$b" --list | cut -f1); do
+    out=$("$b" --variant "$v" --b 2 --hq 8 --hkv 1 --n 1 --m 300 --d 128 --page-size 16 --no-time --quiet 2>&1); rc=$?
+    case $name:$rc in
+      06_*:0|06_*:4) echo "ok $v reads a paged KV cache";;
+      06_*:*) echo "FAIL $v --page-size 16: exit $rc ($out)";;
+      *:3) printf '%s' "$out" | grep -q 'unsupported: .*paged KV cache' && echo "ok $v refuses a paged KV cache with a reason" \
+             || echo "FAIL $v --page-size 16: exit 3 without 'unsupported: ... paged KV cache' ($out)";;
+      *) echo "FAIL $v --page-size 16: exit $rc, expected 3 (unsupported) ($out)";;
+    esac
+  done
 done
 
 # A shape too big for the device: needs the device to know its free memory.

@@ -314,6 +314,53 @@ static void cli_flush(void)
     expect_refused("--flush", "--flush: expected write or write+read, got ''");
 }
 
+/* --page-size: 0 (contiguous, the default) or a multiple of 16 from 16 to 256; a sweep line's page=P
+ * the same, over the command line's; shape_validate refuses any other. */
+static void cli_page_size(void)
+{
+    cli_opts o;
+    char err[512];
+    EXPECT(parse("", &o, err, sizeof err) == 0 && o.shape.page_size == 0);
+    EXPECT(parse("--page-size 16", &o, err, sizeof err) == 0 && o.shape.page_size == 16);
+    EXPECT(parse("--page-size 48", &o, err, sizeof err) == 0 && o.shape.page_size == 48);
+    EXPECT(parse("--page-size 256", &o, err, sizeof err) == 0 && o.shape.page_size == 256);
+    EXPECT(parse("--page-size 64 --page-size 0", &o, err, sizeof err) == 0 && o.shape.page_size == 0);
+    const char *want = "--page-size: expected 0 (contiguous) or a multiple of 16 from 16 to 256, got";
+    expect_refused("--page-size 8", want);
+    expect_refused("--page-size 24", want);
+    expect_refused("--page-size 272", want);
+    expect_refused("--page-size 512", want);
+    expect_refused("--page-size -16", want);
+    expect_refused("--page-size 16k", "got '16k'");
+    expect_refused("--page-size", "got ''");
+
+    cli_opts base;
+    cli_defaults(&base);
+    run_case c;
+    EXPECT(sweep_line("4 8 1 1 1000 128 0 seqlens=1,17,1000,513 page=16", &base, &c, err, sizeof err) == 1);
+    EXPECT(c.shape.page_size == 16 && c.seqlens && c.seqlens[1] == 17);
+    free(c.seqlens);
+    EXPECT(sweep_line("1 8 1 1 1000 128 0", &base, &c, err, sizeof err) == 1 && c.shape.page_size == 0);
+    base.shape.page_size = 64;                                /* --page-size 64 --sweep FILE */
+    EXPECT(sweep_line("1 8 1 1 1000 128 0", &base, &c, err, sizeof err) == 1 && c.shape.page_size == 64);
+    EXPECT(sweep_line("1 8 1 1 1000 128 0 page=256", &base, &c, err, sizeof err) == 1 && c.shape.page_size == 256);
+    EXPECT(sweep_line("1 8 1 1 1000 128 0 page=0", &base, &c, err, sizeof err) == 1 && c.shape.page_size == 0);
+    const char *bad[] = {"page=8", "page=300", "page=x", "page="};
+    for (int i = 0; i < 4; i++) {
+        char line[64];
+        snprintf(line, sizeof line, "1 8 1 1 1000 128 0 %s", bad[i]);
+        err[0] = 0;
+        EXPECT_MSG(sweep_line(line, &base, &c, err, sizeof err) == -1, "'%s' accepted", line);
+        EXPECT_MSG(strstr(err, bad[i]) && strstr(err, "a multiple of 16 from 16 to 256"), "'%s': message '%s'", line, err);
+    }
+
+    attn_shape s = base.shape;
+    s.page_size = 40;
+    EXPECT(shape_validate(&s, err, sizeof err) != 0 && strstr(err, "page size 40"));
+    s.page_size = 32;
+    EXPECT(shape_validate(&s, err, sizeof err) == 0);
+}
+
 /* --help names the flags a learner may want, with their values. */
 static void cli_help_lists_flags(void)
 {
@@ -326,6 +373,7 @@ static void cli_help_lists_flags(void)
     EXPECT_MSG(strstr(err, "--flush write|write+read") != NULL, "--help lacks --flush: %s", err);
     EXPECT_MSG(strstr(err, "--kv-block K") != NULL, "--help lacks --kv-block: %s", err);
     EXPECT_MSG(strstr(err, "--planner NAME") != NULL, "--help lacks --planner: %s", err);
+    EXPECT_MSG(strstr(err, "--page-size P") != NULL, "--help lacks --page-size: %s", err);
 }
 
 static void describe_stub(const attn_shape *s, const attn_env *env, char *buf, size_t len)
@@ -335,7 +383,8 @@ static void describe_stub(const attn_shape *s, const attn_env *env, char *buf, s
 }
 
 /* The row's extra field: what the plots read from it. A batch whose lengths were drawn from a
- * distribution names it (dist=, as on the sweep line); given lengths do not; the sum and max follow. */
+ * distribution names it (dist=, as on the sweep line); given lengths do not; the sum and max follow;
+ * a paged KV cache says page=P. */
 static void report_extra_fields(void)
 {
     cli_opts base;
@@ -391,6 +440,12 @@ static void report_extra_fields(void)
     report_extra(&row, &c, "write", NULL, &env, extra, sizeof extra);
     EXPECT_MSG(extra[0] == 0, "extra '%s', expected empty", extra);
 
+    /* a paged KV cache: page=P, as on the sweep line, before the rung's facts */
+    EXPECT(sweep_line("2 2 2 1 20 32 0 page=16", &base, &c, err, sizeof err) == 1);
+    row.shape = c.shape;
+    report_extra(&row, &c, "write", &r, &env, extra, sizeof extra);
+    EXPECT_MSG(!strcmp(extra, "page=16;planner=balanced;block=64;"), "extra '%s'", extra);
+
     /* a buffer too small keeps what fits, terminated */
     EXPECT(sweep_line("4 2 2 1 20 32 0 dist=longtail", &base, &c, err, sizeof err) == 1);
     row.shape = c.shape;
@@ -413,7 +468,8 @@ const test_case TESTS_cli[] = {
     {"cli: sweep_line refuses or fully parses a line longer than 1023 chars (no silent truncation)", sweep_long_line},
     {"cli: --kv-block takes a multiple of 64 in 64..1024 and refuses the rest", cli_kv_block},
     {"cli: --flush takes write or write+read (default) and refuses the rest", cli_flush},
-    {"cli: --help lists --flush, --kv-block and --planner", cli_help_lists_flags},
+    {"cli: --page-size (and page=P on a sweep line) takes 0 or a multiple of 16 in 16..256", cli_page_size},
+    {"cli: --help lists --flush, --kv-block, --planner and --page-size", cli_help_lists_flags},
     {"report: the extra field names dist= for drawn lengths, then seqlens_sum/max", report_extra_fields},
     {NULL, NULL},
 };
