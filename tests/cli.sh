@@ -40,6 +40,7 @@ expect "bad flush"            2 "--flush: expected write or write+read, got 'rea
 # Good values parse (--list then answers without a GPU).
 expect "kv-block 256 accepted" 0 "$("$base" --list | head -n 1)" -- "$base" --kv-block 256 --list
 expect "flush write accepted"  0 "$("$base" --list | head -n 1)" -- "$base" --flush write --list
+expect "profile accepted"       0 "$("$base" --list | head -n 1)" -- "$base" --profile --list
 
 # --help prints the whole text, exit 0 (main() must hold all of it: it grows with the flags).
 out=$("$base" --help 2>&1); rc=$?
