@@ -442,7 +442,8 @@ function tensor(k,   h, g) {
 function stalls(s,   a, n, i, t) { n = split(s, a, ";"); t = ""; for (i = 1; i <= n; i++) { sub(/=/, " ", a[i]); t = t (i > 1 ? ", " : "") a[i] } return t == "" ? "–" : t }
 END {
   if (nr == 0) { print "no profile rows" (RUNGS PREFIX != "" ? " of " RUNGS PREFIX : "") " in " CSV; exit 1 }
-  roof = COPY > 0 ? sprintf("min(GEMM ceiling, FLOP/byte × copy ceiling), with %s TFLOP/s (%s) and %s GB/s (%s)", sig(GEMM, 3), GF, sig(COPY, 3), CF) : "no ceiling rows found: no roof"
+  roof = COPY > 0 ? sprintf("min(GEMM ceiling, FLOP/byte × copy ceiling), with the ceilings of %s: %s TFLOP/s, %s GB/s", \
+    CF (GF != CF ? " and " GF : ""), sig(GEMM, 3), sig(COPY, 3)) : "no ceiling rows found: no roof"
   printf "Nsight Compute (%s; commit %s), one profiled launch per variant and shape, its kernels summed: time, DRAM bytes read + written, the course's FLOP count over them (FLOP/byte, TFLOP/s) and its share of the roof, %s. Tensor pipe and occupancy: means over the launch weighted by kernel time; registers and shared memory: the longest kernel's; stalls: warps stalled per issued instruction, the three largest reasons.\n\n", CSV, CM, roof
   print "| variant | shape | kernels | µs | DRAM MB read + written | FLOP/byte | TFLOP/s | of the roof | tensor pipe | occupancy | registers | shared memory | top stalls |"
   print "|---|---|---|---|---|---|---|---|---|---|---|---|---|"
@@ -450,8 +451,8 @@ END {
     k = ORD[i]; split(k, p, SUBSEP); ai = X[k, "flop_per_byte"] + 0
     printf "| %s | %s | %s | %s | %s + %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", p[1], p[2], KN[k], \
       sig(X[k, "time_ns"] / 1000, 3), sig(X[k, "dram_read_bytes"] / 1e6, 3), sig(X[k, "dram_write_bytes"] / 1e6, 3), \
-      sig(X[k, "flop_per_byte"], 3), sig(X[k, "tflops"], 3), COPY > 0 ? pct(100 * X[k, "tflops"] / attainable(ai, GEMM, COPY)) : "–", \
-      tensor(k), pct(X[k, "occupancy_pct"]), REG[k] == "" ? "–" : REG[k], SM[k] == "" ? "–" : sprintf("%.0f KiB", SM[k] / 1024), stalls(X[k, "stalls"])
+      sig(X[k, "flop_per_byte"], 3), sig(X[k, "tflops"], 3), (COPY > 0 ? pct(100 * X[k, "tflops"] / attainable(ai, GEMM, COPY)) : "–"), \
+      tensor(k), pct(X[k, "occupancy_pct"]), (REG[k] == "" ? "–" : REG[k]), (SM[k] == "" ? "–" : SM[k] < 1024 ? SM[k] " B" : sprintf("%.0f KiB", SM[k] / 1024)), stalls(X[k, "stalls"])
   }
 }
 EOF
