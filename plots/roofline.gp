@@ -10,9 +10,10 @@ SUBTITLE = "numbers from the committed " . sub_profile . (CS eq "" ? "" : "\nand
 TITLE = DEVICE . ": the roofline, each rung variant through Nsight Compute"
 eval start(1200, 800)
 tot(_) = strcol("kernel") eq "total" && column("flop_per_byte") > 0 && column("tflops") > 0
-PSH = ""; DSH = ""; RIDGE = COPY > 0 ? GEMM * 1e3 / COPY : NaN
-stats profile using (tot(0) ? column("flop_per_byte") : NaN):(tot(0) ? (column("N") == 1 ? DSH = shape(0) : PSH = shape(0), \
-  column("tflops")) : NaN) nooutput
+PSH = ""; DSH = ""; RIDGE = COPY > 0 ? GEMM * 1e3 / COPY : NaN; NP = 0
+stats profile using (tot(0) ? column("flop_per_byte") : NaN):(tot(0) ? (NP = NP + 1, column("N") == 1 ? DSH = shape(0) : \
+  PSH = shape(0), column("tflops")) : NaN) nooutput
+if (NP == 0) { eval emptynote("no total rows in " . profile); plot [1:10][1:10] NaN notitle; exit }
 XLO = declo(min(STATS_min_x, RIDGE) / 3); XHI = 10 * declo(max(STATS_max_x, RIDGE) * 3); YLO = declo(STATS_min_y / 3)
 YHI = 10 * declo(max(STATS_max_y, GEMM) * 2)
 set lmargin at screen 0.08; set rmargin at screen 0.96; set tmargin at screen top(0.88); set bmargin at screen 0.09

@@ -233,6 +233,7 @@ for b in "${bins[@]}"; do
 done
 
 # ---- results/<gpu>-profile.csv: every row new, or (one rung) the other rungs' rows kept ------------
+if ! grep -q ',total,' "$out"; then echo "make profile: nothing was profiled ($final left as it was; the logs are in $W/)"; exit 1; fi
 if [ -n "$n" ] && [ -f "$final" ]; then
   id=$(printf '%02d' "$((10#$n))")
   { grep -Ev "^$id[a-z]*," "$final"
