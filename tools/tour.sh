@@ -101,6 +101,8 @@ for ((i = 0; i < ${#ids[@]}; i++)); do
       NF { print }' | fold -s -w 110
   fi
 done
-[ $rc -eq 0 ] || grep -h '^FAIL\|FAIL:' "$W"/*.log 2>/dev/null | head -n 10
+grep -q ',FAIL' "$final" && rc=1
+[ $rc -eq 0 ] || { echo "failed:"; grep ',FAIL' "$final" | cut -d, -f1-8,10 | sed 's/^/  /'
+  grep -il 'error' "$W"/*.log 2>/dev/null | sed 's/^/  see /'; }
 echo "tour: $(mmss "$(since "$t0")") in all; $final$([ $rc -ne 0 ] && echo '; some steps failed (above)')"
 exit $rc
