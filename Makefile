@@ -1,10 +1,15 @@
 # The FlashAttention ladder.
 #
-#   make               build every rung, run the ladder on the GPU (or say there is none), draw plots
+#   make               build every rung; on the GPU, the tour (the ceilings, every rung variant and the
+#                      peers on the ladder table's two shapes -> results/<gpu>-tour.csv, the table
+#                      printed; tools/tour.sh), or say there is none; then draw plots
 #   make stage 3       build and run one rung on its default shape (also: make stage N=3)
 #   make stage 3 ARGS="--n 8192 --causal"
 #   make test          CPU tests always; the GPU correctness matrix when a device is present
-#   make ladder        every rung over sweeps/*.txt -> results/<gpu>-<sweep>.csv (needs a GPU)
+#   make ladder        every rung over the sweeps -> results/<gpu>-<sweep>.csv (needs a GPU; says first
+#                      about how long it will take)
+#   make profile       every rung variant through Nsight Compute on the table's two shapes
+#   make profile 5     -> results/<gpu>-profile.csv and plots/<gpu>-roofline.png (needs ncu and a GPU)
 #   make plots         plots/*.png from results/*.csv (needs gnuplot)
 #   make clean
 #
@@ -44,12 +49,11 @@ TEST_SRC    := $(wildcard tests/test_*.c)
 TEST_BIN    := $(BUILD)/bin/cpu_tests
 SIM_BIN     := $(BUILD)/bin/splits_sim
 
-.PHONY: all build stage test ladder plots clean splits
+.PHONY: all build stage test ladder profile plots clean splits
 .DEFAULT_GOAL := all
 
 all: build
-	@tools/ladder.sh --if-device
-	@tools/plots.sh
+	@tools/tour.sh
 
 build: $(RUNG_BINS) $(TEST_BIN) $(SIM_BIN)
 
@@ -85,8 +89,9 @@ $(SIM_BIN): $(BUILD)/obj/tools/splits_sim.o $(BUILD)/obj/06_split_kv/planner.o
 	$(CC) -o $@ $^ -lm
 
 # --- running -------------------------------------------------------------------------------
-# "make stage 3": the number arrives as a second goal; turn it into N and make it a no-op goal.
-ifeq (stage,$(firstword $(MAKECMDGOALS)))
+# "make stage 3", "make profile 3": the number arrives as a second goal; turn it into N and make it
+# a no-op goal.
+ifneq ($(filter stage profile,$(firstword $(MAKECMDGOALS))),)
   STAGE_GOAL := $(word 2,$(MAKECMDGOALS))
   ifneq ($(STAGE_GOAL),)
     N := $(STAGE_GOAL)
@@ -101,6 +106,9 @@ test: build
 
 ladder: build
 	@tools/ladder.sh
+
+profile: build
+	@tools/profile.sh $(N)
 
 plots:
 	@tools/plots.sh

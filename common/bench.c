@@ -3,6 +3,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <cuda_profiler_api.h>
 #include "harness.h"
 #include "check_cuda.h"
 
@@ -30,6 +31,19 @@ const char *bench_once(const bench_job *job, cudaStream_t st, double *ms)
     }
     cudaEventDestroy(e0);
     cudaEventDestroy(e1);
+    return err;
+}
+
+const char *bench_profiled(const bench_job *job, cudaStream_t st)
+{
+    const char *err;
+    if (job->prepare && (err = job->prepare(job->ctx, st))) return err;
+    RUNG_CUDA(cudaStreamSynchronize(st));        /* the flush stays outside the profiled range */
+    RUNG_CUDA(cudaProfilerStart());
+    err = job->launch(job->ctx, st);
+    cudaError_t e = cudaStreamSynchronize(st);
+    RUNG_CUDA(cudaProfilerStop());
+    if (!err && e != cudaSuccess) err = rung_error(__FILE__, __LINE__, "profiled launch", cudaGetErrorString(e));
     return err;
 }
 

@@ -134,6 +134,8 @@ static const char *USAGE =
     "run:      --variant ID (default: the rung's own, the last --list prints)\n"
     "          --warmups W --runs R --no-check --check-budget MACS\n"
     "          --no-time (tests: check, and check a second launch gives the same bits; no timing)\n"
+    "          --profile (as --no-time, the second launch alone between cudaProfilerStart and\n"
+    "          cudaProfilerStop: for ncu --profile-from-start off, as make profile runs it)\n"
     "          --flush write|write+read (the L2 flush before every timed launch; default write+read:\n"
     "          the read-back leaves the L2 clean, so no kernel pays for the flush's dirty lines)\n"
     "rung 06:  --planner NAME (the split planner)\n"
@@ -221,6 +223,7 @@ int cli_parse(int argc, char **argv, cli_opts *o, char *err, size_t n)
             *dst = v;
         }
         else if (!strcmp(f, "--no-time")) { o->no_time = 1; takes = 0; }
+        else if (!strcmp(f, "--profile")) { o->profile = 1; takes = 0; }
         else if (!strcmp(f, "--list")) { o->list = 1; takes = 0; }
         else if (!strcmp(f, "--probe")) { o->probe = 1; takes = 0; }
         else if (!strcmp(f, "--ceilings")) { o->ceilings = 1; takes = 0; }

@@ -113,6 +113,7 @@ typedef struct cli_opts {
     int kv_block;              /* --kv-block (rung 06's keys per KV block), 0 for the rung's own */
     int flush;                 /* --flush: FLUSH_WRITE_READ (default) or FLUSH_WRITE */
     int no_time;               /* tests: run twice (check + same-bits), no timing */
+    int profile;               /* make profile: as no_time, the second launch between cudaProfilerStart/Stop */
     int list, probe, ceilings, quiet;
     int read_floor;            /* time a bare read of K and V instead of the rung */
 } cli_opts;
@@ -171,6 +172,10 @@ const char *bench_time(const bench_job *job, cudaStream_t st, int warmups, int r
 
 /* Time one launch with events (after prepare). */
 const char *bench_once(const bench_job *job, cudaStream_t st, double *ms);
+
+/* One launch (after prepare, untimed) between cudaProfilerStart and cudaProfilerStop: a profiler
+ * started with profiling off (ncu --profile-from-start off) sees its kernels and nothing else. */
+const char *bench_profiled(const bench_job *job, cudaStream_t st);
 
 /* The two ceilings, measured with the same clock: device-to-device copy (bytes read + written
  * per second) and a large float16 cuBLAS GEMM with float32 accumulation. */

@@ -3,7 +3,8 @@
  *   refuse what the rung cannot run -> fit in memory -> seeded inputs (a paged shape: K and V
  *   scattered into page pools, common/pages.c) -> poison O and LSE with NaN
  *   -> run once and check against the float64 reference -> time (events, L2 flushed before every
- *   launch) -> check that the last timed run produced the same bits as the first -> report. */
+ *   launch) -> check that the last timed run produced the same bits as the first -> report.
+ * --no-time and --profile launch once more instead of timing (--profile: under cudaProfilerStart). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -189,7 +190,9 @@ int run_shape(driver *D, const run_case *rc, uint16_t *const loaded[3], double *
         check_output(&s, hq, hk, hv, ho, hl, D->opt.check_budget, D->opt.seed, &row.c);
         row.checked = 1;
     }
-    if (D->opt.no_time) {
+    if (D->opt.profile) {
+        err = bench_profiled(&job, D->st);
+    } else if (D->opt.no_time) {
         double again;
         err = bench_once(&job, D->st, &again);
     } else {
@@ -200,7 +203,7 @@ int run_shape(driver *D, const run_case *rc, uint16_t *const loaded[3], double *
         result = ST_FAIL;
         goto done;
     }
-    row.timed = !D->opt.no_time;
+    row.timed = !D->opt.no_time && !D->opt.profile;
     /* Same inputs, same bits: a difference between the first and the last launch is a race. */
     CUDA_CHECK(cudaMemcpy(ho2, dout, qb, cudaMemcpyDeviceToHost));
     CUDA_CHECK(cudaMemcpy(hl2, dlse, lseb, cudaMemcpyDeviceToHost));

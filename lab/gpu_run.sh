@@ -10,6 +10,11 @@
 #              one (rung 06 merges it in clusters of 8 on sm_90), and a varlen decode batch on a paged
 #              KV cache of 16-key pages (rung 06 alone; the other rungs refuse it)
 #   tune       rung 05's tuning candidates and ablations (lab/tune05.sh) -> results/lab/<gpu>-tune05.csv
+#   tour       make: the tour (tools/tour.sh), every rung variant, the ceilings and the peers on the
+#              ladder table's two shapes -> results/<gpu>-tour.csv, the table, the plots; its
+#              progress lines -> the summary (how long it took: the 5-minute target includes the build)
+#   profile    make profile (PROFILE_RUNG=5: one rung) -> results/<gpu>-profile.csv,
+#              plots/<gpu>-roofline.png; the ncu exports (raw CSV) and logs -> logs/profile/
 #   ladder     make ladder (SWEEPS / RUNGS from the environment) -> results/*.csv; with the decode
 #              sweep, rung 06's targets on it (lab/decode_targets.sh) -> logs/targets06.txt
 #   ceilings   just the two ceilings
@@ -92,6 +97,15 @@ for step in "$@"; do
         lab/decode_targets.sh results/$gpu-decode.csv > $LOG/targets06.txt 2>&1
         tail -n 2 $LOG/targets06.txt | tee -a "$summary"
       fi;;
+    tour)
+      timeout --signal=INT ${TOUR_TIMEOUT:-540} make > $LOG/tour.log 2>&1; rc=$?
+      grep -E '^\[|^tour' $LOG/tour.log | tee -a "$summary" >/dev/null
+      say "tour: exit $rc";;
+    profile)
+      timeout --signal=INT ${PROFILE_TIMEOUT:-540} make profile ${PROFILE_RUNG:-} > $LOG/profile.log 2>&1; rc=$?
+      mkdir -p $LOG/profile && cp build/profile/*.csv build/profile/*.log $LOG/profile/ 2>/dev/null
+      grep -E '^\[|^make profile|^wrote' $LOG/profile.log | tee -a "$summary" >/dev/null
+      say "profile: exit $rc";;
     ceilings)
       build/bin/00_baseline --ceilings | tee -a "$summary";;
     check06)
@@ -184,7 +198,7 @@ for step in "$@"; do
   say "   ($step took $(( $(date +%s) - t0 )) s)"
 done
 
-tar czf "$OUT/bundle.tar.gz" results build/logs build/ladder 2>/dev/null
+tar czf "$OUT/bundle.tar.gz" results plots/*-roofline.png build/logs build/ladder 2>/dev/null
 cp "$summary" "$OUT/summary.txt"
 echo "================ summary"
 cat "$summary"

@@ -43,6 +43,7 @@ expect "page-size too big"    2 "--page-size: expected 0 (contiguous) or a multi
 expect "kv-block 256 accepted" 0 "$("$base" --list | head -n 1)" -- "$base" --kv-block 256 --list
 expect "flush write accepted"  0 "$("$base" --list | head -n 1)" -- "$base" --flush write --list
 expect "page-size 64 accepted" 0 "$("$base" --list | head -n 1)" -- "$base" --page-size 64 --list
+expect "profile accepted"       0 "$("$base" --list | head -n 1)" -- "$base" --profile --list
 
 # --help prints the whole text, exit 0 (main() must hold all of it: it grows with the flags).
 out=$("$base" --help 2>&1); rc=$?

@@ -10,7 +10,11 @@
 #                                    and V, timed like a rung; ceilings: the two ceilings); their
 #                                    old rows are replaced and the other rows (and ceilings) kept,
 #                                    with a '# rerun' line
-#   --if-device                      (used by make) say "no CUDA device" and succeed without one
+#   --if-device                      say "no CUDA device" and succeed without one
+#
+# It says first about how long the run will take (tools/estimate.awk on the last results of the same
+# sweeps: each row's median times its launches, plus a second a shape), then the time so far at
+# every rung variant, and at the end the time it took.
 set -u
 cd "$(dirname "$0")/.."
 BIN=build/bin
@@ -28,6 +32,23 @@ sweeps=${SWEEPS:-prefill decode article varlen}
 export ATTN_COMMIT=${ATTN_COMMIT:-$(git rev-parse --short=12 HEAD 2>/dev/null || echo unknown)$(git diff --quiet HEAD -- 2>/dev/null || echo -dirty)}
 export ATTN_DRIVER=${ATTN_DRIVER:-$(nvidia-smi --query-gpu=driver_version --format=csv,noheader 2>/dev/null | head -n 1)}
 mkdir -p build/ladder results
+# RUNGS as a pattern on CSV lines: the rows being re-measured
+pat=""
+[ -n "${RUNGS:-}" ] && pat=$(printf '%s\n' $RUNGS | sed 's/^peers$/torch-[a-z]*/; s/^floor$/floor-read/; s/^ceilings$/ceiling-[a-z]*/; s/^/^/; s/$/[a-z]*,/' | paste -sd'|')
+# about how long, from the rows of the last results of these sweeps (this GPU's, else another's)
+mmss() { printf '%d:%02d' $(($1 / 60)) $(($1 % 60)); }
+from=()
+for sw in $sweeps; do
+  f=results/$gpu-$sw.csv; [ -f "$f" ] || f=$(ls results/*-"$sw".csv 2>/dev/null | head -n 1)
+  [ -n "$f" ] && from+=("$f")
+done
+if [ ${#from[@]} -gt 0 ]; then
+  est=$(awk -v PAT="$pat" -f tools/estimate.awk "${from[@]}" | awk '{ s += $2 } END { printf "%d", s }')
+  echo "make ladder on the $(echo "$probe" | cut -d' ' -f3-): sweeps $sweeps${RUNGS:+, rungs $RUNGS}; about $(mmss "$est") by ${from[*]} (each row's median times its launches, plus a second a shape)"
+else
+  est=0; echo "make ladder on the $(echo "$probe" | cut -d' ' -f3-): sweeps $sweeps${RUNGS:+, rungs $RUNGS}; no earlier results to estimate the time from"
+fi
+t0=$SECONDS
 rc=0
 for sw in $sweeps; do
   out=build/ladder/$gpu-$sw.csv
@@ -37,7 +58,7 @@ for sw in $sweeps; do
     rm -f "$out"
     "$BIN/00_baseline" --ceilings --csv "$out" || rc=1
     for pl in fa greedy balanced auto; do
-      echo "== 06 --planner $pl: sweeps/$sw.txt"
+      echo "== 06 --planner $pl: sweeps/$sw.txt ($(mmss $((SECONDS - t0))) so far)"
       "$BIN/06_split_kv" --planner $pl --sweep "sweeps/$sw.txt" --csv "$out" ${LADDER_ARGS:-} || rc=1
     done
     cp "$out" "$final"
@@ -46,7 +67,6 @@ for sw in $sweeps; do
   fi
   if [ -n "${RUNGS:-}" ] && [ -f "$final" ]; then
     # keep every row not being re-measured
-    pat=$(printf '%s\n' $RUNGS | sed 's/^peers$/torch-[a-z]*/; s/^floor$/floor-read/; s/^ceilings$/ceiling-[a-z]*/; s/^/^/; s/$/[a-z]*,/' | paste -sd'|')
     grep -Ev "$pat" "$final" > "$out"
     echo "# rerun: rungs $RUNGS at commit $ATTN_COMMIT on $(date -u +%Y-%m-%dT%H:%M:%SZ)" >> "$out"
     if printf '%s\n' $RUNGS | grep -qx ceilings; then "$BIN/00_baseline" --ceilings --csv "$out" || rc=1; fi
@@ -66,7 +86,7 @@ for sw in $sweeps; do
     id=$(basename "$b" | cut -c1-2)
     if [ -n "${RUNGS:-}" ] && ! printf '%s\n' $RUNGS | grep -qx "$id"; then continue; fi
     for v in $("$b" --list | cut -f1); do
-      echo "== $v: sweeps/$sw.txt"
+      echo "== $v: sweeps/$sw.txt ($(mmss $((SECONDS - t0))) so far)"
       "$b" --variant "$v" --sweep "sweeps/$sw.txt" --csv "$out" ${LADDER_ARGS:-} || rc=1
       cp "$out" "$final.partial"      # progress survives an interrupted run
     done
@@ -75,4 +95,5 @@ for sw in $sweeps; do
   rm -f "$final.partial"
   echo "wrote $final"
 done
+echo "make ladder: $(mmss $((SECONDS - t0))) (estimated $(mmss "$est"))"
 exit $rc

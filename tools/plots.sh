@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # make plots: each plots/<name>.gp with a "# csv: <sweep> ..." line draws <gpu>-<name>.png from
-# results/<gpu>-<sweep>.csv for each <gpu> that has one (from results/<sweep>.csv: <name>.png). The
-# scripts read the CSVs; this hands them the paths, ids, rung names and a subtitle (CSVs, commits).
+# results/<gpu>-<sweep>.csv for each <gpu> that has one (from results/<sweep>.csv: <name>.png; a
+# "+<sweep>" is one the PNG needs). The scripts read the CSVs; this hands them the paths, ids, rung
+# names and a subtitle (CSVs, commits; sub_<sweep>: one CSV's part of it).
 #   RESULTS_DIR=results   where the CSVs are          PLOTS_OUT=plots   where the PNGs go
 #   ATTN_NO_INSTALL=1     never apt-get install a missing gnuplot (else, as root, gnuplot-nox is)
 #   PLOTS_TERMINAL=png    force a gnuplot terminal (default pngcairo, else png)
@@ -50,15 +51,15 @@ status=0
 for gp in plots/*.gp; do
   sweeps=$(sed -n 's/^# csv:[[:space:]]*//p' "$gp" | head -n 1)
   [ -n "$sweeps" ] || continue                        # common.gp, series.gp: loaded by the others
-  name=$(basename "$gp" .gp)
-  # shellcheck disable=SC2086  # (sweep names, split on purpose)
-  for px in $(for s in $sweeps; do for f in "$RES"/*-"$s".csv; do f=${f##*/}; echo "${f%"$s".csv}"; done
+  name=$(basename "$gp" .gp) req=$(printf '%s\n' $sweeps | sed -n 's/^+//p') sweeps=${sweeps//+/}
+  # shellcheck disable=SC2086  # (sweep names, split on purpose; a +name is a CSV the PNG needs)
+  for px in $(for s in ${req:-$sweeps}; do for f in "$RES"/*-"$s".csv; do f=${f##*/}; echo "${f%"$s".csv}"; done
                 [ -f "$RES/$s.csv" ] && echo "."; done | sort -u); do
     px=${px#.} files=(); png=$OUT/$px$name.png
     vars="TERMINAL = '$term'; OUTFILE = '$png'; $names"
     for s in $sweeps; do
       f=$RES/$px$s.csv; [ -f "$f" ] && files+=("$f") || f=""
-      vars="$vars ${s//-/_} = '${f#"$PWD"/}';"
+      vars="$vars ${s//-/_} = '${f#"$PWD"/}'; sub_${s//-/_} = \"${f:+$(provenance "$f")}\";"
     done
     sub=""; for f in "${files[@]}"; do sub="$sub${sub:+\\nand }$(provenance "$f")"; done
     dev=$(meta "${files[0]}" device) ids=$(ids "${files[@]}")

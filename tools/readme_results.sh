@@ -4,6 +4,7 @@
 #
 #   tools/readme_results.sh             rewrite every marked block of every README (make plots runs it)
 #   tools/readme_results.sh --check     change nothing; exit 1 if a block is not what the results give
+#   tools/readme_results.sh --print "NAME key=value ..."    print one block's text (no README changes)
 #
 # A block is
 #
@@ -13,9 +14,10 @@
 #
 # NAME        what fills it, from which file (<gpu> is gpu=..., else $RESULTS_GPU, else h100)
 #   ladder      the course table: per rung id of the CSVs (lesson order, then the peers) prefill
-#               TFLOP/s and decode GB/s on one shape each, with the ratio to rung 00 in the same CSV
-#               (ids with no number on either shape are left out); results/<gpu>-prefill.csv and
-#               results/<gpu>-decode.csv
+#               TFLOP/s and decode GB/s on one shape each (sweeps/tour.txt), with the ratio to rung 00
+#               in the same CSV (ids with no number on either shape are left out);
+#               results/<gpu>-prefill.csv and results/<gpu>-decode.csv, or with from=tour both
+#               columns from results/<gpu>-tour.csv (make's tour: one run, one commit)
 #   ceilings    the ceiling-copy and ceiling-gemm rows (GB/s, TFLOP/s, commit) of
 #               results/<gpu>-<sweep>.csv for each sweep of sweeps=prefill,decode (the default)
 #   gpu-tests   results/<gpu>-gpu-tests.log (make test on the GPU): without arguments, its total
@@ -31,6 +33,11 @@
 #   fa3-first   that table for results/lab/<gpu>-fa3-first.csv: 05c, rung 07's variants, the peers
 #   report-row  one row of results/<gpu>-prefill.csv (rung=05c, on the ladder's prefill shape)
 #               printed as the rung binaries print their table (common/report.c)
+#   profile     results/<gpu>-profile.csv (make profile): per variant (rungs=05a,05c exact, or
+#               prefix=05; default all) and shape, its kernels, time, DRAM bytes, FLOP/byte,
+#               TFLOP/s and its share of the roof (tools/roofline.awk, with the ceilings of the first
+#               of results/<gpu>-{tour,prefill,decode}.csv that has them), tensor pipe, occupancy,
+#               registers, shared memory and the top stall reasons
 #
 # Only the text between the two marker lines changes; a block whose source file is missing is left
 # as it is; running it twice changes nothing. Needs bash and awk only: no build, no GPU, no Python.
@@ -42,9 +49,14 @@ CHECK=0
 TMP=$(mktemp -d) || exit 1
 trap 'rm -rf "$TMP"' EXIT
 
-# The shapes of the ladder table (the same as plots/<gpu>-progression.png's).
-PREFILL_SHAPE="B=4 Hq=16 N=4096 M=4096 d=128 causal=0"
-DECODE_SHAPE="B=8 Hq=8 Hkv=1 N=1 M=16384 d=128 causal=0"
+# The shapes of the ladder table: the tour's (sweeps/tour.txt, prefill then decode; the same as
+# plots/<gpu>-progression.png's), Hkv left out where it equals Hq.
+tour_shape() {
+  awk -v K="$1" '!/^[[:space:]]*(#|$)/ && ++n == K { printf "B=%s Hq=%s%s N=%s M=%s d=%s causal=%s", \
+    $1, $2, ($3 == $2 ? "" : " Hkv=" $3), $4, $5, $6, $7 }' sweeps/tour.txt
+}
+PREFILL_SHAPE=$(tour_shape 1)
+DECODE_SHAPE=$(tour_shape 2)
 
 # Hand-written words, not figures: the table's label and idea for each rung id. An id the results
 # have and this list lacks is shown by its id alone. Columns: id | label | idea.
@@ -125,26 +137,27 @@ arg() {  # arg SPEC KEY DEFAULT: the value of key=value in a marker's arguments
   printf '%s' "$3"
 }
 
-gen_ladder() {
+gen_ladder() {  # gen_ladder GPU FROM: FROM=tour reads both columns from results/<gpu>-tour.csv
   local gpu=$1 pre=$RES/$1-prefill.csv dec=$RES/$1-decode.csv
+  [ "$2" = tour ] && pre=$RES/$1-tour.csv dec=$RES/$1-tour.csv
   if [ ! -f "$pre" ] && [ ! -f "$dec" ]; then why="no $pre or $dec"; return 1; fi
   local files=()
   [ -f "$pre" ] && files+=("$pre")
-  [ -f "$dec" ] && files+=("$dec")
+  [ -f "$dec" ] && [ "$dec" != "$pre" ] && files+=("$dec")
   awk -v PRE="$pre" -v DEC="$dec" -v FP="$PREFILL_SHAPE" -v FD="$DECODE_SHAPE" -v IDEAS="$IDEAS" \
       "$AWK_CSV"$'\n'"$(cat <<'EOF'
 BEGIN {
   while ((getline line < IDEAS) > 0) { split(line, a, "|"); LABEL[a[1]] = a[2]; IDEA[a[1]] = a[3] }
-  col["p"] = "tflops"; col["d"] = "gbps"
+  col["p"] = "tflops"; col["d"] = "gbps"; SRC["p"] = PRE; SRC["d"] = DEC; SH["p"] = FP; SH["d"] = FD
 }
 {
   id = $1; k = kind(id); HAVE[FILENAME] = 1
   if (k == "ceiling" || k == "floor") next
-  s = (FILENAME == PRE) ? "p" : "d"
   if (k == "rung") RUNGS = add(RUNGS, id); else PEERS = add(PEERS, id)
-  if (!want(s == "p" ? FP : FD)) next
-  ST[s, id] = f("status")                                  # a later row (a rerun) wins
-  if (ok() && f(col[s]) + 0 > 0) { V[s, id] = f(col[s]) + 0; T[s, id] = f(col[s]); CM[s, id] = f("commit") } else delete V[s, id]
+  for (s in col) if (FILENAME == SRC[s] && want(SH[s])) {
+    ST[s, id] = f("status")                                # a later row (a rerun) wins
+    if (ok() && f(col[s]) + 0 > 0) { V[s, id] = f(col[s]) + 0; T[s, id] = f(col[s]); CM[s, id] = f("commit") } else delete V[s, id]
+  }
 }
 function cell(s, id,   st) {
   if ((s, id) in V) return sig(T[s, id], 3)
@@ -393,11 +406,65 @@ EOF
 )" "$pre"
 }
 
+gen_profile() {  # gen_profile GPU RUNGS PREFIX
+  local gpu=$1 csv=$RES/$1-profile.csv files=() sw
+  if [ ! -f "$csv" ]; then why="no $csv"; return 1; fi
+  for sw in tour prefill decode; do [ -f "$RES/$gpu-$sw.csv" ] && files+=("$RES/$gpu-$sw.csv"); done
+  awk -v CSV="$csv" -v RUNGS="$2" -v PREFIX="$3" -v FP="$PREFILL_SHAPE" -v FD="$DECODE_SHAPE" \
+      "$AWK_CSV"$'\n'"$(cat tools/roofline.awk)"$'\n'"$(cat <<'EOF'
+FILENAME != CSV {                                # the ceilings: the first CSV that has them
+  if ($1 == "ceiling-copy" && ok() && !COPY) { COPY = f("gbps") + 0; CF = FILENAME }
+  if ($1 == "ceiling-gemm" && ok() && !GEMM) { GEMM = f("tflops") + 0; GF = FILENAME }
+  next
+}
+{ id = $1 }
+RUNGS != "" && !index("," RUNGS ",", "," id ",") { next }
+PREFIX != "" && index(id, PREFIX) != 1 { next }
+{
+  sh = want(FP) ? "prefill" : want(FD) ? "decode" : shape_text("B=" f("B") " N=" f("N") " M=" f("M") " d=" f("d"))
+  k = id SUBSEP sh
+  if (f("kernel") != "total") {                  # the kernels: names, and the longest one's resources
+    if (!(k in KN)) { KN[k] = ""; LT[k] = -1 }
+    KN[k] = KN[k] (KN[k] == "" ? "" : ", ") short(f("kernel")) (f("launches") > 1 ? " ×" f("launches") : "")
+    if (f("time_ns") + 0 > LT[k]) { LT[k] = f("time_ns") + 0; REG[k] = f("registers"); SM[k] = f("smem_static_bytes") + f("smem_dynamic_bytes") }
+    next
+  }
+  if (!(k in ROW)) ORD[++nr] = k
+  ROW[k] = 1; for (c in C) X[k, c] = f(c); CM = add(CM, f("commit"))
+}
+function short(s) { return length(s) > 28 ? substr(s, 1, 27) "…" : s }
+function pct(v) { return v == "" ? "–" : sprintf("%.0f%%", v) }
+function tensor(k,   h, g) {
+  h = X[k, "tensor_hmma_pct"]; g = X[k, "tensor_gmma_pct"]
+  if (h == "" && g == "") return "–"
+  return (g != "" && g + 0 > h + 0) ? sprintf("%.0f%% (wgmma)", g) : sprintf("%.0f%%%s", h, h + 0 > 0 ? " (mma)" : "")
+}
+function stalls(s,   a, n, i, t) { n = split(s, a, ";"); t = ""; for (i = 1; i <= n; i++) { sub(/=/, " ", a[i]); t = t (i > 1 ? ", " : "") a[i] } return t == "" ? "–" : t }
+END {
+  if (nr == 0) { print "no profile rows" (RUNGS PREFIX != "" ? " of " RUNGS PREFIX : "") " in " CSV; exit 1 }
+  roof = COPY > 0 ? sprintf("min(GEMM ceiling, FLOP/byte × copy ceiling), with the ceilings of %s: %s TFLOP/s, %s GB/s", \
+    CF (GF != CF ? " and " GF : ""), sig(GEMM, 3), sig(COPY, 3)) : "no ceiling rows found: no roof"
+  printf "Nsight Compute (%s; commit %s), one profiled launch per variant and shape, its kernels summed: time, DRAM bytes read + written, the course's FLOP count over them (FLOP/byte, TFLOP/s) and its share of the roof, %s. Tensor pipe and occupancy: means over the launch weighted by kernel time; registers and shared memory: the longest kernel's; stalls: warps stalled per issued instruction, the three largest reasons.\n\n", CSV, CM, roof
+  print "| variant | shape | kernels | µs | DRAM MB read + written | FLOP/byte | TFLOP/s | of the roof | tensor pipe | occupancy | registers | shared memory | top stalls |"
+  print "|---|---|---|---|---|---|---|---|---|---|---|---|---|"
+  for (i = 1; i <= nr; i++) {
+    k = ORD[i]; split(k, p, SUBSEP); ai = X[k, "flop_per_byte"] + 0
+    printf "| %s | %s | %s | %s | %s + %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", p[1], p[2], KN[k], \
+      sig(X[k, "time_ns"] / 1000, 3), sig(X[k, "dram_read_bytes"] / 1e6, 3), sig(X[k, "dram_write_bytes"] / 1e6, 3), \
+      sig(X[k, "flop_per_byte"], 3), sig(X[k, "tflops"], 3), (COPY > 0 ? pct(100 * X[k, "tflops"] / attainable(ai, GEMM, COPY)) : "–"), \
+      tensor(k), pct(X[k, "occupancy_pct"]), (REG[k] == "" ? "–" : REG[k]), (SM[k] == "" ? "–" : SM[k] < 1024 ? SM[k] " B" : sprintf("%.0f KiB", SM[k] / 1024)), stalls(X[k, "stalls"])
+  }
+}
+EOF
+)" "$csv" ${files[@]+"${files[@]}"}
+}
+
 generate() {  # generate SPEC > text: SPEC is "NAME key=value ..."
   local spec=$1 name=${1%% *} gpu
   gpu=$(arg "$spec" gpu "${RESULTS_GPU:-h100}")
   case $name in
-    ladder)     gen_ladder "$gpu" ;;
+    ladder)     gen_ladder "$gpu" "$(arg "$spec" from "")" ;;
+    profile)    gen_profile "$gpu" "$(arg "$spec" rungs "")" "$(arg "$spec" prefix "")" ;;
     ceilings)   gen_ceilings "$gpu" "$(arg "$spec" sweeps prefill,decode)" ;;
     gpu-tests)  gen_gpu_tests "$gpu" "$(arg "$spec" rungs "")" "$(arg "$spec" prefix "")" ;;
     report-row) gen_report_row "$gpu" "$(arg "$spec" rung 05c)" ;;
@@ -408,6 +475,13 @@ generate() {  # generate SPEC > text: SPEC is "NAME key=value ..."
     *)          why="unknown block name '$name'"; return 1 ;;
   esac
 }
+
+# ---- --print SPEC: one block's text on stdout (make's tour prints its table so) ----------------
+if [ "${1:-}" = --print ]; then
+  why=""
+  generate "${2:-}" && exit 0
+  echo "readme_results: no ${2%% *} block: ${why:-see above}" >&2; exit 1
+fi
 
 # ---- splice the blocks into each README -------------------------------------------------------
 status=0

@@ -39,6 +39,18 @@ f=$(printf '%s\n' "$out" | grep -c '^FAIL ')
 echo "   $p passed, $f failed"
 count "$p" "$f" 0
 
+# --- 2c. make profile's arithmetic: an ncu export parsed, the roofline's placement, its README block
+#         and plot (no GPU, no ncu: tests/data/ncu-raw.csv is written in ncu's layout) ---
+echo "== profile CSV and roofline (tests/profile.sh)"
+out=$(tests/profile.sh 2>&1)
+printf '%s\n' "$out" | grep -v '^ok ' || true
+p=$(printf '%s\n' "$out" | grep -c '^ok ')
+f=$(printf '%s\n' "$out" | grep -c '^FAIL ')
+s=$(printf '%s\n' "$out" | grep -c '^skip ')
+[ "$p" -eq 0 ] && [ "$f" -eq 0 ] && { echo "FAIL tests/profile.sh printed no result"; f=1; }
+echo "   $p passed, $f failed$([ "$s" -gt 0 ] && echo ", $s skipped")"
+count "$p" "$f" "$s"
+
 # --- 3. Plots draw from the committed results (needs gnuplot) ---
 echo "== plots from results/"
 if command -v gnuplot >/dev/null 2>&1; then
