@@ -169,26 +169,25 @@ static __device__ __forceinline__ void f3_issue_pv(f3_rows<D> &r, const uint32_t
 }
 
 template <int D, bool BF16, bool DEFER = false>
-static __device__ __forceinline__ void f3_softmax(f3_rows<D> &r, const float (&s)[f3_tile<D>::BC / 2],
+static __device__ __forceinline__ void f3_softmax(f3_rows<D> &r, float (&s)[f3_tile<D>::BC / 2],
                                                   uint32_t (&pa)[f3_tile<D>::BC / 16][4], int key0, int row0, int m0,
                                                   const f3_params &p, float *alpha_out = nullptr)
 {
-    /* S is only read (a wgmma of the same group may still be in flight in 07d, and the compiler
-     * serializes wgmmas whose registers other instructions write meanwhile); masked scores are
-     * -inf as they are read, and P goes straight into the A registers of the next product. */
     typedef f3_tile<D> T;
     constexpr int BC = T::BC, SN = BC / 2, OPT = T::ON / 2;
     const int c = threadIdx.x % 4;
-    const bool edge = key0 + BC > p.M || (p.causal && key0 + BC - 1 > m0 + p.M - p.N);
-    /* score i of this thread, -inf where masked (computed where it is read: no second array) */
-#define F3_SCORE(i) (edge && (key0 + ((i) / 4) * 8 + 2 * c + ((i) & 1) >= p.M ||                                  \
-                              (p.causal && key0 + ((i) / 4) * 8 + 2 * c + ((i) & 1) > row0 + (((i) / 2) & 1) * 8 + p.M - p.N)) \
-                         ? -INFINITY : s[i])
+    if (key0 + BC > p.M || (p.causal && key0 + BC - 1 > m0 + p.M - p.N)) {
+#pragma unroll
+        for (int i = 0; i < SN; i++) {
+            const int key = key0 + (i / 4) * 8 + 2 * c + (i & 1), row = row0 + ((i / 2) & 1) * 8;
+            if (key >= p.M || (p.causal && key > row + p.M - p.N)) s[i] = -INFINITY;
+        }
+    }
 #pragma unroll
     for (int hi = 0; hi < 2; hi++) {
         float mx = -INFINITY;
 #pragma unroll
-        for (int i = 0; i < SN; i += 4) mx = fmaxf(mx, fmaxf(F3_SCORE(i + 2 * hi), F3_SCORE(i + 2 * hi + 1)));
+        for (int i = 0; i < SN; i += 4) mx = fmaxf(mx, fmaxf(s[i + 2 * hi], s[i + 2 * hi + 1]));
         mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 1));
         mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 2));
         const float m_new = fmaxf(r.m[hi], mx * p.scale_log2);
@@ -197,12 +196,13 @@ static __device__ __forceinline__ void f3_softmax(f3_rows<D> &r, const float (&s
         r.m[hi] = m_new;
         float sum = 0.0f;
 #pragma unroll
-        for (int blk = 0; blk < SN / 4; blk++) {   /* an n8 block of S; two of them are a k16 step of P */
-            const float p0 = fast_exp2(fmaf(F3_SCORE(4 * blk + 2 * hi), p.scale_log2, -m_use));
-            const float p1 = fast_exp2(fmaf(F3_SCORE(4 * blk + 2 * hi + 1), p.scale_log2, -m_use));
-            sum += p0 + p1;
-            pa[blk / 2][(blk % 2) * 2 + hi] = pack2<BF16>(p0, p1);
-        }
+        for (int i = 0; i < SN; i += 4)
+#pragma unroll
+            for (int e = 0; e < 2; e++) {
+                const float pe = fast_exp2(fmaf(s[i + 2 * hi + e], p.scale_log2, -m_use));
+                s[i + 2 * hi + e] = pe;
+                sum += pe;
+            }
         r.l[hi] = r.l[hi] * alpha + sum;
         if constexpr (DEFER) {                 /* 07d: O is still being accumulated; rescaled later */
             alpha_out[hi] = alpha;
@@ -216,7 +216,13 @@ static __device__ __forceinline__ void f3_softmax(f3_rows<D> &r, const float (&s
                 }
         }
     }
-#undef F3_SCORE
+#pragma unroll
+    for (int kb = 0; kb < BC / 16; kb++) {     /* two n8 blocks of S = one k16 step of A */
+        pa[kb][0] = pack2<BF16>(s[8 * kb + 0], s[8 * kb + 1]);
+        pa[kb][1] = pack2<BF16>(s[8 * kb + 2], s[8 * kb + 3]);
+        pa[kb][2] = pack2<BF16>(s[8 * kb + 4], s[8 * kb + 5]);
+        pa[kb][3] = pack2<BF16>(s[8 * kb + 6], s[8 * kb + 7]);
+    }
 }
 
 template <int D>

@@ -82,7 +82,7 @@ fa3_ov_kernel(const __grid_constant__ CUtensorMap tq, const __grid_constant__ CU
     __syncthreads();
 
     if (wg == 0) {                              /* the producer, as in 07b */
-        setmaxnreg_dec<40>();
+        setmaxnreg_dec<24>();
         if (threadIdx.x == 0) {
             f3_load_q<D>(sm, &tq, &bar[0], m0, bh);
             for (int j = 0; j < n_tiles; j++) {
@@ -92,7 +92,7 @@ fa3_ov_kernel(const __grid_constant__ CUtensorMap tq, const __grid_constant__ CU
             }
         }
     } else {                                    /* a consumer */
-        setmaxnreg_inc<232>();
+        setmaxnreg_inc<240>();
         const int cw = wg - 1, w = (threadIdx.x / 32) % 4, g = (threadIdx.x % 32) / 4;
         f3_rows<D> r = {};
         r.m[0] = r.m[1] = -INFINITY;

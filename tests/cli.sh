@@ -72,7 +72,7 @@ done
 for b in "$bin"/0[0-9]_*; do
   name=$(basename "$b")
   for v in $("$b" --list | cut -f1); do
-    out=$("$b" --variant "$v" --b 2 --hq 8 --hkv 1 --n 1 --m 300 --d 128 --page-size 16 --no-time --quiet 2>&1); rc=$?
+    out=$("$b" --variant "$v" --b 2 --hq 8 --hkv 1 --n 1 --m 300 --d 128 --page-size 16 --no-time 2>&1); rc=$?
     case $name:$rc in
       06_*:0|06_*:4) echo "ok $v reads a paged KV cache";;
       06_*:*) echo "FAIL $v --page-size 16: exit $rc ($out)";;
