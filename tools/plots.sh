@@ -6,6 +6,7 @@
 #   RESULTS_DIR=results   where the CSVs are          PLOTS_OUT=plots   where the PNGs go
 #   ATTN_NO_INSTALL=1     never apt-get install a missing gnuplot (else, as root, gnuplot-nox is)
 #   PLOTS_TERMINAL=png    force a gnuplot terminal (default pngcairo, else png)
+# Exit 0: drawn; 1: a script failed; 2: no usable gnuplot here (nothing drawn; the tour goes on).
 set -u
 caller=$PWD
 cd "$(dirname "$0")/.." || exit 1
@@ -20,11 +21,11 @@ if ! command -v gnuplot >/dev/null && [ "$(id -u)" = 0 ] && command -v apt-get >
   echo "gnuplot not found: installing gnuplot-nox with apt-get"
   { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq gnuplot-nox; } >/dev/null 2>&1
 fi
-command -v gnuplot >/dev/null || { echo "gnuplot not found: install it (apt-get install gnuplot-nox) to draw plots/*.png"; exit 1; }
-gnuplot -V | awk '{ exit !($2 >= 5.4) }' || { echo "plots need gnuplot 5.4 or later, not $(gnuplot -V)"; exit 1; }
+command -v gnuplot >/dev/null || { echo "gnuplot not found: install it (apt-get install gnuplot-nox) to draw plots/*.png"; exit 2; }
+gnuplot -V | awk '{ exit !($2 >= 5.4) }' || { echo "plots need gnuplot 5.4 or later, not $(gnuplot -V)"; exit 2; }
 term=${PLOTS_TERMINAL:-}
 for t in pngcairo png; do [ -z "$term" ] && gnuplot -e "set terminal" 2>&1 | grep -qw "$t" && term=$t; done
-[ -n "$term" ] || { echo "this gnuplot has no png terminal: install gnuplot-nox to draw plots/*.png"; exit 1; }
+[ -n "$term" ] || { echo "this gnuplot has no png terminal: install gnuplot-nox to draw plots/*.png"; exit 2; }
 [ "$term" = png ] && export GDFONTPATH=${GDFONTPATH:-/usr/share/fonts/truetype/dejavu}
 mkdir -p "$OUT" || exit 1
 # ---- what gnuplot is told ---------------------------------------------------------------------------

@@ -84,8 +84,12 @@ for ((i = 0; i < ${#ids[@]}; i++)); do
     ceilings) "$BIN/00_baseline" --ceilings --csv "$out" > "$W/$id.log" 2>&1 || rc=1 ;;
     peers)    python3 tools/peers.py --sweep sweeps/tour.txt --csv "$out" > "$W/$id.log" 2>&1 || msg="peers failed (optional; see $W/$id.log)" ;;
     table)    cp "$out" "$final"; msg="wrote $final" ;;
-    plots)    tools/plots.sh > "$W/$id.log" 2>&1 || rc=1
-              msg="$(grep -c '^wrote ' "$W/$id.log") PNGs drawn$(grep -q 'failed' "$W/$id.log" && echo ", some failed:") (log: $W/$id.log)" ;;
+    plots)    tools/plots.sh > "$W/$id.log" 2>&1; prc=$?
+              case $prc in
+                2) msg="skipped: $(tail -n 1 "$W/$id.log"); then make plots" ;;     # no usable gnuplot
+                *) [ $prc -eq 0 ] || rc=1
+                   msg="$(grep -c '^wrote ' "$W/$id.log") PNGs drawn$(grep -q 'failed' "$W/$id.log" && echo ", some failed:") (log: $W/$id.log)" ;;
+              esac ;;
     *)        "$b" --variant "$id" --sweep sweeps/tour.txt --csv "$out" --quiet > "$W/$id.log" 2>&1 || rc=1 ;;
   esac
   secs=$(since "$ts")
