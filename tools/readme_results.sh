@@ -78,6 +78,7 @@ cat > "$IDEAS" <<'EOF'
 07a|07a|FlashAttention-3's first step on Hopper: tiles by TMA on mbarriers, both products on wgmma
 07b|07b|warp specialization: a producer warpgroup feeds two consumers through full/empty mbarriers
 07c|07c|ping-pong: the two consumers take turns on the tensor cores, one's softmax under the other's products
+07d|07d = rung 07|inside each consumer, the softmax of tile j under the P V product of tile j − 1; O rescaled after
 torch-flash|torch-flash|PyTorch SDPA, FlashAttention-2 backend
 torch-cudnn|torch-cudnn|PyTorch SDPA, cuDNN backend
 EOF
@@ -437,14 +438,14 @@ function pct(v) { return v == "" ? "–" : sprintf("%.0f%%", v) }
 function tensor(k,   h, g) {
   h = X[k, "tensor_hmma_pct"]; g = X[k, "tensor_gmma_pct"]
   if (h == "" && g == "") return "–"
-  return (g != "" && g + 0 > h + 0) ? sprintf("%.0f%% (wgmma)", g) : sprintf("%.0f%%%s", h, h + 0 > 0 ? " (mma)" : "")
+  return (g != "" && g + 0 > h + 0) ? sprintf("%.0f%% (wgmma)", g) : sprintf("%.0f%%", h)
 }
 function stalls(s,   a, n, i, t) { n = split(s, a, ";"); t = ""; for (i = 1; i <= n; i++) { sub(/=/, " ", a[i]); t = t (i > 1 ? ", " : "") a[i] } return t == "" ? "–" : t }
 END {
   if (nr == 0) { print "no profile rows" (RUNGS PREFIX != "" ? " of " RUNGS PREFIX : "") " in " CSV; exit 1 }
   roof = COPY > 0 ? sprintf("min(GEMM ceiling, FLOP/byte × copy ceiling), with the ceilings of %s: %s TFLOP/s, %s GB/s", \
     CF (GF != CF ? " and " GF : ""), sig(GEMM, 3), sig(COPY, 3)) : "no ceiling rows found: no roof"
-  printf "Nsight Compute (%s; commit %s), one profiled launch per variant and shape, its kernels summed: time, DRAM bytes read + written, the course's FLOP count over them (FLOP/byte, TFLOP/s) and its share of the roof, %s. Tensor pipe and occupancy: means over the launch weighted by kernel time; registers and shared memory: the longest kernel's; stalls: warps stalled per issued instruction, the three largest reasons.\n\n", CSV, CM, roof
+  printf "Nsight Compute (%s; commit %s), one profiled launch per variant and shape, its kernels summed: time, DRAM bytes read + written, the course's FLOP count over them (FLOP/byte, TFLOP/s) and its share of the roof, %s. Tensor pipe: busy cycles of ncu's hmma tensor pipe over its peak (the H100's ncu has no separate gmma counter; rung 07's kernels, which issue wgmma and no mma.sync, keep it busy, so wgmma counts there too). Tensor pipe and occupancy: means over the launch weighted by kernel time; registers and shared memory: the longest kernel's; stalls: warps stalled per issued instruction, the three largest reasons.\n\n", CSV, CM, roof
   print "| variant | shape | kernels | µs | DRAM MB read + written | FLOP/byte | TFLOP/s | of the roof | tensor pipe | occupancy | registers | shared memory | top stalls |"
   print "|---|---|---|---|---|---|---|---|---|---|---|---|---|"
   for (i = 1; i <= nr; i++) {
