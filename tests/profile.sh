@@ -2,7 +2,7 @@
 # make profile's arithmetic without a GPU: the rows tools/profile.sh makes of an ncu export
 # (tests/data/ncu-raw.csv, written by hand in the layout of ncu --csv --page raw: a header, a units
 # row, one row per kernel launch; rung 00 on the ladder table's prefill shape: two cuBLAS GEMMs of
-# one name and the softmax), the roofline's placement (tools/roofline.awk), the README block made of
+# one name and the softmax; and two exports ncu wrote on the H100), the roofline's placement (tools/roofline.awk), the README block made of
 # the rows, and plots/<gpu>-roofline.png drawn from them (where gnuplot is). Prints "ok <name>" or
 # "FAIL <name>: <why>" per check.
 set -u
@@ -49,6 +49,16 @@ check "parse: the total's top stalls" "$(col total stalls)" "long_scoreboard=3.8
 printf 'no ncu export here\n' > "$tmp/bad.csv"
 if tools/profile.sh --parse "$tmp/bad.csv" 00 "1 1 1 1 1 64 0" >/dev/null 2>&1; then echo "FAIL parse: a file without an ncu header gave rows"
 else echo "ok parse: a file without an ncu header is refused"; fi
+
+# Two real exports from the H100 (make profile at commit 0747f8f; tests/data/ncu-raw-h100-*.csv): the
+# rows they parse to must be the rows that run wrote to results/h100-profile.csv, kept byte for byte
+# in tests/data/ncu-raw-h100.rows (so that a new make profile does not break this test).
+for x in "07c 4 16 16 4096 4096 128 0 07c-prefill" "06c 8 8 1 1 16384 128 0 06c-decode"; do
+  set -- $x
+  got=$(tools/profile.sh --parse "tests/data/ncu-raw-h100-$9.csv" "$1" "$2 $3 $4 $5 $6 $7 $8" "NVIDIA H100 80GB HBM3" 0747f8f)
+  check "parse: the H100's own ncu export ($9) gives the committed rows" "$got" \
+    "$(grep "^$1,$2,$3,$4,$5,$6,$7,$8," tests/data/ncu-raw-h100.rows)"
+done
 
 # ---- the roofline's arithmetic (tools/roofline.awk), worked examples --------------------------------
 ra() { awk "$(cat tools/roofline.awk)"$'\n'"BEGIN { printf \"%.15g\\n\", $1 }"; }
