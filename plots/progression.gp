@@ -6,7 +6,7 @@
 load "plots/common.gp"
 if (tour ne "") { SUBTITLE = "numbers from the committed " . sub_tour }
 TITLE = DEVICE . ": each rung's speedup over rung 00 (the cuBLAS baseline)"
-eval start(1200, 820)
+eval start(1500, 820)
 sel(p) = p == 1 ? column("d") == 128 && column("N") == 4096 && column("causal") == 0 : column("B") == 8 && column("M") == 16384
 SWEEP = "prefill decode"; RATE = "tflops gbps"; UNIT = "TFLOP/s GB/s"
 ceilname(p) = p == 1 ? "cuBLAS GEMM ceiling" : "copy ceiling"
@@ -25,7 +25,7 @@ do for [p = 1:2] {
     eval emptynote("nothing to draw"); unset xtics; unset ytics; unset ylabel; plot [0:1][0:1] NaN notitle; continue
   }
   set xtics () scale 0 font F10 nomirror; set ytics font F10
-  do for [i = 1:words(RUNGS)] { w = word(RUNGS, i); set xtics add ((rungname(w) eq "" ? w : w . "\n" . wrap(rungname(w), 11, "\n")) i) }
+  do for [i = 1:words(RUNGS)] { w = word(RUNGS, i); set xtics add ((rungname(w) eq "" ? w : w . "\n" . wrap(rungname(w), 10, "\n")) i) }
   eval meta(F)
   CEIL = p == 1 ? GEMM : COPY
   BASE = 0; SHAPE = ""; HAS = ""; ST = ""; PV = ""; LO = CEIL > 0 ? CEIL : 1e300; HI = CEIL
