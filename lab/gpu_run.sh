@@ -20,7 +20,7 @@
 #   ceilings   just the two ceilings
 #   check06    rung 06's variants on the GPU matrix alone, with both KV block sizes and every planner (quick)
 #   fa3first   05c, rung 07's variants and the peers on lab/fa3-first.txt -> results/lab/<gpu>-fa3-first.csv
-#   ab06       lab/ab06.sh: rung 06 of this tree against another commit's (build/ab-old), one run
+#   ab06       lab/ab.sh: rung 06 of this tree against another commit's (build/ab-old), one run
 #   tune06     the decode sweep for 06a/06b/06c x KV block 64/128 x planner balanced/auto, and
 #              the read floor of every shape, and the peers -> results/lab/<gpu>-tune06.csv
 #              (TUNE_BLOCKS, TUNE_PLANNERS, TUNE_VARIANTS override the lists; TUNE_PEERS=0 skips the peers)
@@ -190,7 +190,7 @@ for step in "$@"; do
       cat $LOG/paged06.txt | tee -a "$summary" >/dev/null
       say "paged06: exit $rc, $(grep -c ',ok,' $LOG/paged06.csv) ok rows -> results/lab/$gpu-paged06.csv";;
     ab06)
-      OUT=$LOG lab/ab06.sh > $LOG/ab06.log 2>&1; rc=$?
+      OUT=$LOG lab/ab.sh > $LOG/ab06.log 2>&1; rc=$?
       cat $LOG/ab-check.txt $LOG/ab-table.txt 2>/dev/null | tee -a "$summary" >/dev/null
       say "ab06: exit $rc";;
     *) say "unknown step $step";;

@@ -26,7 +26,7 @@
 #   decode      the decode sweep of results/<gpu>-decode.csv, one line per shape (B x M) in µs: the read
 #               floor, each rung of rungs=06a,06b,06c, the peers; then the last rung's share of the copy
 #               ceiling, cuDNN's time over its time, and how it merged (its merge= field)
-#   ab06        results/<gpu>-ab06-refactor.csv (lab/ab06.sh): per shape, the mean of the medians of
+#   ab06        results/<gpu>-ab06-refactor.csv (lab/ab.sh): per shape, the mean of the medians of
 #               each run it names and each run over the first, and the largest such ratio
 #   table       any CSV of the results (csv=PATH): one line per shape, one column per id of ids=a,b,...
 #               with the column col= (default tflops) of each row

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# A/B of rung 06 between two source trees, in one run on one GPU: this tree and another commit's,
+# A/B of one rung (AB_BIN, default 06_split_kv) between two source trees, in one run on one GPU: this
+# tree and another commit's,
 # each built with its own Makefile; then every (tree, variant) runs the sweep REPS times,
 # interleaved, so that the ratios come from one run. Every (tree, variant) is first checked against
 # the reference on tests/gpu_cases.txt and on the sweep's shapes up to B x M = 131072.
@@ -11,18 +12,20 @@
 #   AB_RUNS    tree:variant pairs, run in this order in every repetition (default "old:06 new:06c"):
 #              tree "new" is this one, any other name t the tree build/ab-t
 #   AB_SWEEP   the shapes (default sweeps/decode.txt); REPS (default 3)
+#   AB_BIN     the rung's binary (default 06_split_kv; e.g. AB_BIN=07_fa3_wgmma_tma AB_RUNS="old:07c new:07c"
+#              AB_SWEEP=lab/fa3-first.txt)
 # -> $OUT/ab.csv: the rung's CSV rows, each prefixed with "tree:variant,repetition", after '#' lines
 #    naming both commits; $OUT/ab-check.txt; a table of the mean of the medians, new over old, last.
 set -u
 cd "$(dirname "$0")/.."
 OUT=${OUT:-build/out}; mkdir -p "$OUT" build/ab
-sweep=${AB_SWEEP:-sweeps/decode.txt}; runs=${AB_RUNS:-old:06 new:06c}
+sweep=${AB_SWEEP:-sweeps/decode.txt}; runs=${AB_RUNS:-old:06 new:06c}; rb=${AB_BIN:-06_split_kv}
 export ATTN_COMMIT=${COMMIT:-unknown}
 make -j"$(nproc)" build > build/ab/new.log 2>&1 || { tail -n 30 build/ab/new.log; exit 1; }
 for t in $(printf '%s\n' $runs | cut -d: -f1 | sort -u | grep -vx new); do
-  make -C build/ab-$t -j"$(nproc)" build/bin/06_split_kv > build/ab/$t.log 2>&1 || { tail -n 30 build/ab/$t.log; exit 1; }
+  make -C build/ab-$t -j"$(nproc)" build/bin/$rb > build/ab/$t.log 2>&1 || { tail -n 30 build/ab/$t.log; exit 1; }
 done
-bin() { case $1 in new) echo build/bin/06_split_kv;; *) echo "build/ab-$1/build/bin/06_split_kv";; esac; }
+bin() { case $1 in new) echo build/bin/$rb;; *) echo "build/ab-$1/build/bin/$rb";; esac; }
 commit() { case $1 in new) echo "$ATTN_COMMIT";; old) echo "${OLD_COMMIT:-unknown}";; *) echo "$1";; esac; }
 
 awk '!/^#/ && NF >= 7 && $1 * $5 <= 131072' "$sweep" > build/ab/check-sweep.txt
@@ -36,7 +39,7 @@ for r in $runs; do
 done
 
 out=$OUT/ab.csv
-{ echo "# A/B of rung 06, $(date -u +%FT%TZ): new = $ATTN_COMMIT, old = ${OLD_COMMIT:-unknown}; $runs; $sweep; REPS=${REPS:-3}"
+{ echo "# A/B of $rb, $(date -u +%FT%TZ): new = $ATTN_COMMIT, old = ${OLD_COMMIT:-unknown}; $runs; $sweep; REPS=${REPS:-3}"
   echo "# run,rep,rung,B,Hq,Hkv,N,M,d,causal,dtype,status,ms_median,..."; } > "$out"
 for rep in $(seq "${REPS:-3}"); do
   for r in $runs; do
