@@ -7,7 +7,7 @@
 # The GPU machine's copy has no .git: export the other commit here first and carry it,
 #
 #   rm -rf build/ab-old && mkdir -p build/ab-old && git archive C | tar -x -C build/ab-old
-#   (on the GPU machine)  COMMIT=... OLD_COMMIT=C AB_RUNS="old:06 new:06c" lab/ab06.sh
+#   (on the GPU machine)  COMMIT=... OLD_COMMIT=C AB_RUNS="old:06 new:06c" lab/ab.sh
 #
 #   AB_RUNS    tree:variant pairs, run in this order in every repetition (default "old:06 new:06c"):
 #              tree "new" is this one, any other name t the tree build/ab-t
