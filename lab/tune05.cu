@@ -33,7 +33,10 @@
     X(13, 64, 128, 128, 4, 1, 0, "ablation: cp.async double buffer alone, no swizzle")      \
     X(14, 128, 128, 64, 4, 1, 0, "ablation: cp.async double buffer alone, no swizzle")      \
     X(15, 64, 128, 128, 4, 0, 1, "ablation: swizzle alone, synchronous loads")              \
-    X(16, 128, 128, 64, 4, 0, 1, "ablation: swizzle alone, synchronous loads")
+    X(16, 128, 128, 64, 4, 0, 1, "ablation: swizzle alone, synchronous loads")              \
+    X(17, 256, 128, 64, 8, 1, 1, "candidate: 8 warps of 16 rows, 128 rows per tile")         \
+    X(18, 256, 64, 32, 4, 1, 1, "candidate: half the keys per tile")                        \
+    X(19, 256, 128, 32, 8, 1, 1, "candidate: 8 warps of 16 rows, half the keys per tile")
 
 #define TUNE_CFG(I, D, BR, BC, W, A, S, WHAT) FA2_CFG(D, BR, BC, W, A, S),
 static const fa2_config tune_configs[] = {TUNE05_CONFIGS(TUNE_CFG)};
