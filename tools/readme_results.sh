@@ -29,7 +29,8 @@
 #   ab06        results/<gpu>-ab06-refactor.csv (lab/ab.sh): per shape, the mean of the medians of
 #               each run it names and each run over the first, and the largest such ratio
 #   table       any CSV of the results (csv=PATH): one line per shape, one column per id of ids=a,b,...
-#               with the column col= (default tflops) of each row
+#               with the column col= (default tflops) of each row; shape=prefill: the table's
+#               prefill shape only
 #   fa3-first   that table for results/lab/<gpu>-fa3-first.csv: 05c, rung 07's variants, the peers
 #   report-row  one row of results/<gpu>-prefill.csv (rung=05c, on the ladder's prefill shape)
 #               printed as the rung binaries print their table (common/report.c)
@@ -358,11 +359,12 @@ END {
 }' "$csv"
 }
 
-gen_table() {  # gen_table CSV IDS COL
-  local csv=$1 ids=$2 col=$3
+gen_table() {  # gen_table CSV IDS COL SHAPE (SHAPE: "prefill" = only the table's prefill shape)
+  local csv=$1 ids=$2 col=$3 flt=""
   if [ ! -f "$csv" ]; then why="no $csv"; return 1; fi
-  awk -v IDS="$ids" -v COL="$col" -v CSV="$csv" "$AWK_CSV"$'\n'"$(cat <<'EOF'
-$1 !~ /^ceiling-/ {
+  [ "${4:-}" = prefill ] && flt=$PREFILL_SHAPE
+  awk -v IDS="$ids" -v COL="$col" -v CSV="$csv" -v FLT="$flt" "$AWK_CSV"$'\n'"$(cat <<'EOF'
+$1 !~ /^ceiling-/ && (FLT == "" || want(FLT)) {
   k = f("B") "|" f("Hq") "|" f("Hkv") "|" f("N") "|" f("M") "|" f("d") "|" f("causal")
   if (!(k in SEEN)) { SEEN[k] = 1; ORD[++ns] = k }
   V[k, $1] = ok() ? sig(f(COL), 3) : (f("status") ~ /^unsupported/ ? "refused" : "FAIL")
@@ -371,7 +373,8 @@ $1 !~ /^ceiling-/ {
 END {
   nr = split(IDS, R, ","); cm = ""
   for (i = 1; i <= nr; i++) if (R[i] in CM && index(cm, CM[R[i]]) == 0) cm = cm (cm == "" ? "" : ", ") CM[R[i]]
-  printf "%s, one run (commit %s); %s of each row:\n\n| B | Hq | Hkv | N | M | d | causal |", CSV, cm, COL
+  printf "%s, %s %s; %s of each row:\n\n| B | Hq | Hkv | N | M | d | causal |", CSV, \
+    index(cm, ",") ? "rows from the runs at commits" : "one run, commit", cm, COL
   for (i = 1; i <= nr; i++) printf " %s |", R[i]
   printf "\n|---|---|---|---|---|---|---|"; for (i = 1; i <= nr; i++) printf "---|"; printf "\n"
   for (j = 1; j <= ns; j++) { split(ORD[j], a, "|"); printf "| %s | %s | %s | %s | %s | %s | %s |", a[1], a[2], a[3], a[4], a[5], a[6], a[7]
@@ -470,7 +473,7 @@ generate() {  # generate SPEC > text: SPEC is "NAME key=value ..."
     gpu-tests)  gen_gpu_tests "$gpu" "$(arg "$spec" rungs "")" "$(arg "$spec" prefix "")" ;;
     report-row) gen_report_row "$gpu" "$(arg "$spec" rung 05c)" ;;
     ab06)       gen_ab06 "$gpu" ;;
-    table)      gen_table "$(arg "$spec" csv "")" "$(arg "$spec" ids "")" "$(arg "$spec" col tflops)" ;;
+    table)      gen_table "$(arg "$spec" csv "")" "$(arg "$spec" ids "")" "$(arg "$spec" col tflops)" "$(arg "$spec" shape "")" ;;
     fa3-first)  gen_table "$RES/lab/$gpu-fa3-first.csv" 05c,07a,07b,07c,torch-flash,torch-cudnn tflops ;;
     decode)     gen_decode "$gpu" "$(arg "$spec" rungs 06a,06b,06c)" ;;
     *)          why="unknown block name '$name'"; return 1 ;;
