@@ -10,46 +10,38 @@ count() {  # count <passed> <failed> <skipped>
   pass=$((pass + $1)); fail=$((fail + $2)); skip=$((skip + $3))
 }
 
+# section COMMAND...: run a test program that prints "ok ...", "FAIL ..." or "skip ..." per check;
+# show all but the ok lines, count them. A program that exits non-zero without a FAIL line, or
+# prints no result at all, counts as one failure.
+section() {
+  local out rc p f s
+  out=$("$@" 2>&1); rc=$?
+  printf '%s\n' "$out" | grep -v '^ok ' || true
+  p=$(printf '%s\n' "$out" | grep -c '^ok ')
+  f=$(printf '%s\n' "$out" | grep -c '^FAIL ')
+  s=$(printf '%s\n' "$out" | grep -c '^skip ')
+  [ $rc -ne 0 ] && [ "$f" -eq 0 ] && { echo "FAIL $1 exited $rc"; f=1; }
+  [ "$p" -eq 0 ] && [ "$f" -eq 0 ] && { echo "FAIL $1 printed no result"; f=1; }
+  echo "   $p passed, $f failed$([ "$s" -gt 0 ] && echo ", $s skipped")"
+  count "$p" "$f" "$s"
+}
+
 # --- 1. CPU unit tests (reference, {m, d} merge, masks, CLI parsing, .npy, planners, ...) ---
 echo "== CPU unit tests"
-out=$("$BIN/cpu_tests" 2>&1); rc=$?
-printf '%s\n' "$out" | grep -v '^ok ' || true
-p=$(printf '%s\n' "$out" | grep -c '^ok ')
-f=$(printf '%s\n' "$out" | grep -c '^FAIL ')
-[ $rc -ne 0 ] && [ "$f" -eq 0 ] && { echo "FAIL cpu_tests exited $rc"; f=1; }
-echo "   $p passed, $f failed"
-count "$p" "$f" 0
+section "$BIN/cpu_tests"
 
 # --- 2. The command line, through a real rung binary (no GPU needed: these fail before one) ---
 echo "== command-line refusals"
-out=$(tests/cli.sh "$BIN" 2>&1)
-printf '%s\n' "$out" | grep -v '^ok ' || true
-p=$(printf '%s\n' "$out" | grep -c '^ok ')
-f=$(printf '%s\n' "$out" | grep -c '^FAIL ')
-echo "   $p passed, $f failed"
-count "$p" "$f" 0
+section tests/cli.sh "$BIN"
 
 # --- 2b. Every repository path that a README or a source comment names exists (no build needed) ---
 echo "== paths named in READMEs and comments"
-out=$(tests/paths.sh 2>&1)
-printf '%s\n' "$out" | grep -v '^ok ' || true
-p=$(printf '%s\n' "$out" | grep -c '^ok ')
-f=$(printf '%s\n' "$out" | grep -c '^FAIL ')
-[ "$p" -eq 0 ] && [ "$f" -eq 0 ] && { echo "FAIL tests/paths.sh printed no result"; f=1; }
-echo "   $p passed, $f failed"
-count "$p" "$f" 0
+section tests/paths.sh
 
 # --- 2c. make profile's arithmetic: an ncu export parsed, the roofline's placement, its README block
 #         and plot (no GPU, no ncu: tests/data/ncu-raw.csv is written in ncu's layout) ---
 echo "== profile CSV and roofline (tests/profile.sh)"
-out=$(tests/profile.sh 2>&1)
-printf '%s\n' "$out" | grep -v '^ok ' || true
-p=$(printf '%s\n' "$out" | grep -c '^ok ')
-f=$(printf '%s\n' "$out" | grep -c '^FAIL ')
-s=$(printf '%s\n' "$out" | grep -c '^skip ')
-[ "$p" -eq 0 ] && [ "$f" -eq 0 ] && { echo "FAIL tests/profile.sh printed no result"; f=1; }
-echo "   $p passed, $f failed$([ "$s" -gt 0 ] && echo ", $s skipped")"
-count "$p" "$f" "$s"
+section tests/profile.sh
 
 # --- 3. Plots draw from the committed results (needs gnuplot) ---
 echo "== plots from results/"
