@@ -47,7 +47,7 @@ __device__ __forceinline__ float4 ld_cluster4(uint32_t a)
     return v;
 }
 
-template <int D, int RG>
+template <typename T, int D, int RG>
 struct merge_cluster {
     static __device__ __forceinline__ void put_lse(const sk_params &, const sk_plan &, const sk_out &s, int r, float lse)
     {
@@ -66,6 +66,7 @@ struct merge_cluster {
         const int q = (int)cluster_rank();
         for (int e = q * SK_THREADS + threadIdx.x; e < s.n_rows * CG; e += C * SK_THREADS) {
             const int r = e / CG, c = (e % CG) * 4;
+            if (c >= s.d) continue;           /* a padded head dim: the columns past d are not O's */
             float l[SK_CLUSTER_MAX];
             float4 x[SK_CLUSTER_MAX];
 #pragma unroll
@@ -74,7 +75,8 @@ struct merge_cluster {
                     l[j] = ld_cluster(cluster_addr(s.s_lse + r, j));
                     x[j] = ld_cluster4(cluster_addr(s.s_o + r * D + c, j));
                 }
-            merge_pair<SK_CLUSTER_MAX>(l, x, C, p.o + (s.q_row0 + r) * D + c, c == 0 ? p.lse + s.q_row0 + r : NULL);
+            merge_pair<SK_CLUSTER_MAX>(l, x, C, reinterpret_cast<T *>(p.o) + (s.q_row0 + r) * s.d + c,
+                                       c == 0 ? p.lse + s.q_row0 + r : NULL);
         }
         cluster_barrier();                    /* no CTA leaves while others read it */
     }
@@ -138,7 +140,7 @@ static const char *sk_cluster_or_fused(const attn_args *a, cudaStream_t st, cons
     cudaLaunchConfig_t cc;
     cudaLaunchAttribute ca;
     sk_cluster_config(&cc, &ca, pd->plan.n_ctas, C, v->pk.smem, st);
-    RUNG_CUDA(cudaLaunchKernelEx(&cc, sk_kernel<merge_cluster>(&v->pk), *p, *dp, *pp));
+    RUNG_CUDA(cudaLaunchKernelEx(&cc, sk_kernel<merge_cluster>(&v->pk), *p, *dp, *pp, a->shape.d));
     RUNG_LAUNCHED(split_kv_kernel);
     return NULL;
 }

@@ -18,10 +18,10 @@
 /* One (row, 4 columns) pair of a split sequence: merges its n <= NMAX partial LSEs l and pieces x
  * of O in the order k = 0, 1, ...: their {m, d}, then the weights combine_weight() (combine.h, the
  * code the CPU test checks against the unsplit softmax); the fixed order gives the same bits
- * whichever CTA merges. Writes the 4 halves at dst and, when lse_out is not NULL, the row's LSE.
- * 06c's cluster merge uses it too. */
-template <int NMAX>
-__device__ __forceinline__ void merge_pair(const float *l, const float4 *x, int n, __half *dst, float *lse_out)
+ * whichever CTA merges. Writes the 4 elements (storage type T) at dst and, when lse_out is not
+ * NULL, the row's LSE. 06c's cluster merge uses it too. */
+template <int NMAX, typename T>
+__device__ __forceinline__ void merge_pair(const float *l, const float4 *x, int n, T *dst, float *lse_out)
 {
     md_t st = md_identity();
 #pragma unroll
@@ -34,12 +34,12 @@ __device__ __forceinline__ void merge_pair(const float *l, const float4 *x, int 
             const float w = combine_weight(l[k], st);
             acc.x += w * x[k].x; acc.y += w * x[k].y; acc.z += w * x[k].z; acc.w += w * x[k].w;
         }
-    store_half4(dst, acc);
+    store4(dst, acc);
     if (lse_out) *lse_out = md_lse(st);
 }
 
-template <int D, int RG>
-struct merge_fused : merge_later<D, RG> {   /* partials are written as in 06a; then: */
+template <typename T, int D, int RG>
+struct merge_fused : merge_later<T, D, RG> {   /* partials are written as in 06a; then: */
     static __device__ __forceinline__ void finish(const sk_params &p, const sk_plan &plan, const sk_out &s)
     {
         if (s.part < 0) return;
@@ -58,7 +58,7 @@ struct merge_fused : merge_later<D, RG> {   /* partials are written as in 06a; t
     /* Each thread takes two (row, 4 adjacent columns) pairs at a time and loads their n partial
      * LSEs and n float4 pieces of O before it does any arithmetic, so the two pairs cost one round
      * trip to L2, not 2n (a row group of 8 rows at d = 128 is 256 pairs: one round trip for 128
-     * threads). */
+     * threads). Columns past s.d (a padded head dim) are not O's: neither read nor written. */
     static __device__ __forceinline__ void merge_sequence(const sk_params &p, const sk_plan &plan, const sk_out &s)
     {
         constexpr int CG = D / 4, PAIRS = 2;
@@ -69,9 +69,11 @@ struct merge_fused : merge_later<D, RG> {   /* partials are written as in 06a; t
 #pragma unroll
             for (int i = 0; i < PAIRS; i++) {
                 const int e = base + i * SK_THREADS + threadIdx.x, r = e / CG, c = (e % CG) * 4;
+                const bool ok = r < s.n_rows && c < s.d;   /* once, not per partial: per partial, a
+                                                             padded kernel spilled 16 bytes (sm_80) */
 #pragma unroll
                 for (int k = 0; k < SK_FUSE_MAX; k++)
-                    if (k < n && r < s.n_rows) {
+                    if (k < n && ok) {
                         lse[i][k] = __ldcg(plan.part_lse + (size_t)(p0 + k) * RG + r);
                         x[i][k] = __ldcg(reinterpret_cast<const float4 *>(plan.part_o + ((size_t)(p0 + k) * RG + r) * D + c));
                     }
@@ -79,8 +81,9 @@ struct merge_fused : merge_later<D, RG> {   /* partials are written as in 06a; t
 #pragma unroll
             for (int i = 0; i < PAIRS; i++) {
                 const int e = base + i * SK_THREADS + threadIdx.x, r = e / CG, c = (e % CG) * 4;
-                if (r < s.n_rows)
-                    merge_pair<SK_FUSE_MAX>(lse[i], x[i], n, p.o + (s.q_row0 + r) * D + c, c == 0 ? p.lse + s.q_row0 + r : NULL);
+                if (r < s.n_rows && c < s.d)
+                    merge_pair<SK_FUSE_MAX>(lse[i], x[i], n, reinterpret_cast<T *>(p.o) + (s.q_row0 + r) * s.d + c,
+                                            c == 0 ? p.lse + s.q_row0 + r : NULL);
             }
         }
     }
@@ -98,7 +101,7 @@ static const char *sk_fused_or_combine(const attn_args *a, cudaStream_t st, cons
         RUNG_CUDA(cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)v->pk.smem));
         gen = pd->gen;
     }
-    k<<<pd->plan.n_ctas, SK_THREADS, v->pk.smem, st>>>(*p, *dp, *pp);
+    k<<<pd->plan.n_ctas, SK_THREADS, v->pk.smem, st>>>(*p, *dp, *pp, a->shape.d);
     RUNG_LAUNCHED(split_kv_kernel);
     return NULL;
 }

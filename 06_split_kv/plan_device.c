@@ -104,7 +104,7 @@ static int same_key(const attn_args *a, const plan_kernel *k)
     if (!key.valid || key.workspace != a->workspace || strcmp(plan_planner(&key.env), plan_planner(&a->env)) ||
         key.env.sm_count != a->env.sm_count || key.k.split != k->split || key.k.threads != k->threads ||
         key.k.smem != k->smem || key.k.d != k->d || key.k.rg != k->rg || key.k.blk != k->blk ||
-        key.k.paged != k->paged || c->B != s->B || c->Hq != s->Hq ||
+        key.k.paged != k->paged || key.k.dtype != k->dtype || key.k.pad != k->pad || c->B != s->B || c->Hq != s->Hq ||
         c->Hkv != s->Hkv || c->N != s->N || c->M != s->M || c->d != s->d)
         return 0;
     for (int b = 0; b < s->B; b++)

@@ -16,10 +16,12 @@ typedef struct plan_kernel {
     const void *split;     /* the split kernel (its occupancy gives the planner's slots) */
     int threads;           /* per CTA */
     size_t smem;           /* dynamic shared memory per CTA */
-    int d;                 /* head dim */
+    int d;                 /* the tile's head dim D, 64, 128 or 256 (a partial's row is D floats) */
     int rg;                /* packed query rows per sequence (a row group) */
     int blk;               /* keys per KV block, the planner's unit */
     int paged;             /* 1: the kernels read K and V from a paged cache (another instantiation) */
+    attn_dtype dtype;      /* the storage type (another instantiation) */
+    int pad;               /* 1: the shape's head dim is less than d (the padded instantiation) */
 } plan_kernel;
 
 /* Byte offsets in the workspace: the segments {seq, blk_begin, blk_end, part} (int4 each); per

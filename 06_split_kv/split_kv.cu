@@ -24,10 +24,23 @@
  * Every variant also reads a paged KV cache (--page-size P): the kernel's PAGED instantiation
  * loads each K/V tile through the block table (paged.cuh); the contiguous one is unchanged.
  *
- * Grid: one CTA per plan entry; block: 4 warps. Shared memory: Q tile RG x d (RG = 16 or 32
- * packed rows), STAGES x (K tile 64 x d + V tile 64 x d), all XOR-swizzled (common/tiles.cuh);
+ * Storage type and head dims, as in rung 05 (fa2.cu): T is float16 (__half) or bfloat16
+ * (__nv_bfloat16); only the mma.sync type and the float -> T conversions of P and O differ
+ * (common/mma.cuh). The tile's head dim D is 64, 128 or 256 (the ldmatrix steps are one XOR on
+ * the address only for rows of a power-of-two number of bytes); a head dim d < D (a multiple of 8
+ * from 32 to 256) runs the PAD instantiation of the next tile up: rows in memory are d long (the
+ * kernels' last argument), the tile's columns d..D-1 are zero-filled on load, the k16 steps of
+ * Q K^T and the 16-column steps of P V at or past d are skipped, and no column past d is stored
+ * (partials keep D floats a row; the merges skip the columns past d). The tile of 256 runs 16
+ * packed rows (O alone is 128 floats a lane; a larger GQA group becomes several row groups) and
+ * 2 stages (4 would take 256 KB). Without PAD, the float16 kernels are the ones they were before
+ * T and PAD existed.
+ *
+ * Grid: one CTA per plan entry; block: 4 warps. Shared memory: Q tile RG x D (RG = 16 or 32
+ * packed rows), STAGES x (K tile 64 x D + V tile 64 x D), all XOR-swizzled (common/tiles.cuh);
  * after a segment the K/V stages are reused as float32 scratch for the four warps' O. PAGED adds
  * STAGES x 4 ints after the rest: the block table's slice (physical pages) of each stage's tile. */
+#include <cuda_bf16.h>
 #include <cuda_fp16.h>
 #include <math.h>
 #include <stdio.h>
@@ -44,7 +57,7 @@
 #define SK_WARPS 4
 #define SK_THREADS (SK_WARPS * 32)
 #define SK_TILE 64            /* keys per pipeline stage: 16 per warp */
-#define SK_STAGES 4           /* pipeline depth */
+#define SK_STAGES 4           /* pipeline depth (D <= 128; the tile of 256 takes 2: sk_smem) */
 #define SK_BLOCK_DEFAULT 128  /* keys per KV block, the planner's unit (--kv-block) */
 #define LOG2E 1.4426950408889634f
 #define LN2 0.6931471805599453f
@@ -64,6 +77,9 @@ typedef struct sk_plan {
 } sk_plan;
 
 typedef struct sk_params {
+    /* 16-bit storage, float16 or bfloat16: the kernels read it as their template parameter T
+     * (reinterpret_cast), the host only passes it on, so sk_params is one type for both. Not void *:
+     * a cast from void * moved the float16 kernels' address arithmetic (their SASS changed). */
     const __half *q, *k, *v;
     __half *o;
     float *lse;
@@ -74,66 +90,85 @@ typedef struct sk_params {
 } sk_params;
 
 /* A finished segment, for the merge policy: its sequence, its partial slot (-1: the whole
- * sequence), its rows, its first row of O, and shared scratch (s_o [RG][D] float32 after the
+ * sequence), its rows, its first row of O, the length d of a row of O in memory (D, or less in a
+ * PAD instantiation: columns d..D-1 are not O's), and shared scratch (s_o [RG][D] float32 after the
  * warps' scratch, s_lse [RG], s_flag: one int) for the policies that need it. */
 typedef struct sk_out {
-    int seq, part, n_rows;
+    int seq, part, n_rows, d;
     size_t q_row0;
     float *s_o, *s_lse;
     int *s_flag;
 } sk_out;
 
+/* The layout of shared memory, in bytes (16-bit storage, whichever type). The tile of 256 keeps
+ * 2 stages (64 KB each: 137 KB in all, which an A100's 163 KB per block still holds; 4 would be
+ * 256 KB), so one 64 KB tile is in flight while the other computes. */
 template <int D, int MT, bool PAGED>
 struct sk_smem {
     static constexpr int RG = 16 * MT;
+    static constexpr int STAGES = D <= 128 ? SK_STAGES : 2;
     static constexpr size_t q = (size_t)RG * D * 2;
     static constexpr size_t stage = (size_t)2 * SK_TILE * D * 2;          /* K + V */
     static constexpr size_t ml = (size_t)2 * SK_WARPS * RG * 4;
-    static constexpr size_t pages = PAGED ? (size_t)SK_STAGES * SK_PAGE_SLICE * 4 : 0;   /* s_pg */
-    static constexpr size_t bytes = q + SK_STAGES * stage + ml + 16 + pages;   /* + s_flag */
-    static_assert(((size_t)SK_WARPS * RG * (D + 8) + (size_t)RG * D) * 4 <= SK_STAGES * stage,
+    static constexpr size_t pages = PAGED ? (size_t)STAGES * SK_PAGE_SLICE * 4 : 0;   /* s_pg */
+    static constexpr size_t bytes = q + STAGES * stage + ml + 16 + pages;   /* + s_flag */
+    static_assert(((size_t)SK_WARPS * RG * (D + 8) + (size_t)RG * D) * 4 <= STAGES * stage,
                   "the warps' scratch and s_o fit in the stages");
 };
 
-static __device__ __forceinline__ void store_half4(__half *dst, float4 x)
+/* Four floats -> four T at dst (8-byte aligned). Stored as the pair type of T: through a
+ * uint32_t (pack2_t) ptxas scheduled the float16 kernels' stores differently. */
+template <typename T>
+static __device__ __forceinline__ void store4(T *dst, float4 x)
 {
-    __half2 *d2 = reinterpret_cast<__half2 *>(dst);
-    d2[0] = __floats2half2_rn(x.x, x.y);
-    d2[1] = __floats2half2_rn(x.z, x.w);
+    if constexpr (storage_bf16<T>) {
+        __nv_bfloat162 *d2 = reinterpret_cast<__nv_bfloat162 *>(dst);
+        d2[0] = __floats2bfloat162_rn(x.x, x.y);
+        d2[1] = __floats2bfloat162_rn(x.z, x.w);
+    } else {
+        __half2 *d2 = reinterpret_cast<__half2 *>(dst);
+        d2[0] = __floats2half2_rn(x.x, x.y);
+        d2[1] = __floats2half2_rn(x.z, x.w);
+    }
 }
 
 /* 06a's merge policy: a sequence covered by one segment (part < 0) writes O and LSE; a split one
  * writes its partial, and the combine kernel merges the partials after this kernel. */
-template <int D, int RG>
+template <typename T, int D, int RG>
 struct merge_later {
     static __device__ __forceinline__ void put_lse(const sk_params &p, const sk_plan &plan, const sk_out &s, int r, float lse)
     {
         if (s.part < 0) p.lse[s.q_row0 + r] = lse;
         else plan.part_lse[(size_t)s.part * RG + r] = lse;
     }
+    /* c < s.d: the kernel never hands over a column past d */
     static __device__ __forceinline__ void put_o(const sk_params &p, const sk_plan &plan, const sk_out &s, int r, int c, float4 acc)
     {
-        if (s.part < 0) store_half4(p.o + (s.q_row0 + r) * D + c, acc);
+        if (s.part < 0) store4(reinterpret_cast<T *>(p.o) + (s.q_row0 + r) * s.d + c, acc);
         else *reinterpret_cast<float4 *>(plan.part_o + ((size_t)s.part * RG + r) * D + c) = acc;
     }
     static __device__ __forceinline__ void finish(const sk_params &, const sk_plan &, const sk_out &) {}
 };
 
-template <int D, int MT, template <int, int> class Merge, bool PAGED>
+/* d: the head dim of the rows in memory; read only by the PAD instantiation (d < D). It is the
+ * last argument so that the others keep the places they had before it existed. */
+template <typename T, int D, int MT, template <typename, int, int> class Merge, bool PAGED, bool PAD>
 __global__ void __launch_bounds__(SK_THREADS)
-split_kv_kernel(sk_params p, sk_plan plan, sk_pages pg)
+split_kv_kernel(sk_params p, sk_plan plan, sk_pages pg, int d)
 {
     constexpr int RG = 16 * MT, DT = D / 8;
     typedef sk_smem<D, MT, PAGED> L;
-    typedef Merge<D, RG> M;
+    constexpr int STAGES = L::STAGES;
+    typedef Merge<T, D, RG> M;
+    const int dg = PAD ? d : D;           /* row length in memory (Q, K, V, O) */
     extern __shared__ __align__(1024) unsigned char smem_raw[];
-    __half *sQ = reinterpret_cast<__half *>(smem_raw);
-    __half *sKV = reinterpret_cast<__half *>(smem_raw + L::q);          /* stage s: K then V */
+    T *sQ = reinterpret_cast<T *>(smem_raw);
+    T *sKV = reinterpret_cast<T *>(smem_raw + L::q);                    /* stage s: K then V */
     float *scratch = reinterpret_cast<float *>(sKV);                     /* [warp][RG][D + 8] */
-    float *sM = reinterpret_cast<float *>(smem_raw + L::q + SK_STAGES * L::stage);
+    float *sM = reinterpret_cast<float *>(smem_raw + L::q + STAGES * L::stage);
     float *sL = sM + SK_WARPS * RG;
     /* PAGED: the block table's slice of each stage's tile (paged.cuh), after s_flag */
-    int *s_pg = reinterpret_cast<int *>(smem_raw + L::q + SK_STAGES * L::stage + L::ml + 16);
+    int *s_pg = reinterpret_cast<int *>(smem_raw + L::q + STAGES * L::stage + L::ml + 16);
     constexpr int SD = D + 8;             /* scratch row stride in floats */
 
     const int warp = threadIdx.x / 32, lane = threadIdx.x % 32, g = lane / 4, t = lane % 4;
@@ -157,7 +192,7 @@ split_kv_kernel(sk_params p, sk_plan plan, sk_pages pg)
          * entry per thread), asked for before anything waits for the request's length */
         const int *bt = pg.table + (size_t)b * pg.max_pages;
         int pg_first = 0;
-        if (PAGED && threadIdx.x < SK_STAGES * SK_PAGE_SLICE)
+        if (PAGED && threadIdx.x < STAGES * SK_PAGE_SLICE)
             pg_first = sk_page_entry(bt, pg.max_pages, seg.y * p.blk + (threadIdx.x / SK_PAGE_SLICE) * SK_TILE, pg.P,
                                      threadIdx.x % SK_PAGE_SLICE);
         const int mk = p.seqlens_k ? p.seqlens_k[b] : p.M;
@@ -165,28 +200,28 @@ split_kv_kernel(sk_params p, sk_plan plan, sk_pages pg)
         const int n_tiles = (k_hi - k_lo + SK_TILE - 1) / SK_TILE;
         const int r0 = rg * RG;                              /* first packed row of the group */
         const size_t q_row0 = ((size_t)b * p.Hq + (size_t)kvh * p.g) * p.N + r0;   /* rows contiguous */
-        const __half *k_ptr = p.k + (((size_t)b * p.Hkv + kvh) * p.M + k_lo) * D;
-        const __half *v_ptr = p.v + (((size_t)b * p.Hkv + kvh) * p.M + k_lo) * D;
+        const T *k_ptr = reinterpret_cast<const T *>(p.k) + (((size_t)b * p.Hkv + kvh) * p.M + k_lo) * dg;
+        const T *v_ptr = reinterpret_cast<const T *>(p.v) + (((size_t)b * p.Hkv + kvh) * p.M + k_lo) * dg;
         const int causal_from = p.causal ? mk - p.N + 1 : mk;   /* keys >= this may be masked */
-        /* PAGED: this KV head in the pools; keys Hkv * D halves apart in a page */
-        const __half *k_head = p.k + (size_t)kvh * D, *v_head = p.v + (size_t)kvh * D;
-        const size_t kv_row = (size_t)p.Hkv * D;
+        /* PAGED: this KV head in the pools; keys Hkv * d elements apart in a page */
+        const T *k_head = reinterpret_cast<const T *>(p.k) + (size_t)kvh * dg, *v_head = reinterpret_cast<const T *>(p.v) + (size_t)kvh * dg;
+        const size_t kv_row = (size_t)p.Hkv * dg;
 
-        load_tile<D, RG, SK_THREADS, true, true>(sQ, p.q + q_row0 * D, p.rows - r0);
+        load_tile<D, RG, SK_THREADS, true, true, PAD>(sQ, reinterpret_cast<const T *>(p.q) + q_row0 * dg, p.rows - r0, d);
         if (PAGED) {   /* the first slices in place; the loop fetches each later one a tile ahead */
-            if (threadIdx.x < SK_STAGES * SK_PAGE_SLICE) s_pg[threadIdx.x] = pg_first;
+            if (threadIdx.x < STAGES * SK_PAGE_SLICE) s_pg[threadIdx.x] = pg_first;
             __syncthreads();
         }
 #pragma unroll
-        for (int s = 0; s < SK_STAGES - 1; s++) {
+        for (int s = 0; s < STAGES - 1; s++) {
             if (s < n_tiles) {
-                __half *st = sKV + s * (L::stage / 2);
+                T *st = sKV + s * (L::stage / 2);
                 if (PAGED) {
-                    sk_load_kv_paged<D>(st, k_head, v_head, kv_row, s_pg + s * SK_PAGE_SLICE, pg.P, k_lo + s * SK_TILE,
-                                        k_hi - k_lo - s * SK_TILE);
+                    sk_load_kv_paged<D, PAD>(st, k_head, v_head, kv_row, s_pg + s * SK_PAGE_SLICE, pg.P, k_lo + s * SK_TILE,
+                                             k_hi - k_lo - s * SK_TILE, d);
                 } else {
-                    load_tile<D, SK_TILE, SK_THREADS, true, true>(st, k_ptr + (size_t)s * SK_TILE * D, k_hi - k_lo - s * SK_TILE);
-                    load_tile<D, SK_TILE, SK_THREADS, true, true>(st + SK_TILE * D, v_ptr + (size_t)s * SK_TILE * D, k_hi - k_lo - s * SK_TILE);
+                    load_tile<D, SK_TILE, SK_THREADS, true, true, PAD>(st, k_ptr + (size_t)s * SK_TILE * dg, k_hi - k_lo - s * SK_TILE, d);
+                    load_tile<D, SK_TILE, SK_THREADS, true, true, PAD>(st + SK_TILE * D, v_ptr + (size_t)s * SK_TILE * dg, k_hi - k_lo - s * SK_TILE, d);
                 }
             }
             cp_async_commit();
@@ -202,27 +237,27 @@ split_kv_kernel(sk_params p, sk_plan plan, sk_pages pg)
         }
 
         for (int j = 0; j < n_tiles; j++) {
-            cp_async_wait<SK_STAGES - 2>();   /* tile j has landed (this thread's part) */
+            cp_async_wait<STAGES - 2>();      /* tile j has landed (this thread's part) */
             __syncthreads();                  /* ...everyone's part; and tile j - 1 is consumed */
-            const int nj = j + SK_STAGES - 1;   /* the tile that goes into the stage just freed */
+            const int nj = j + STAGES - 1;    /* the tile that goes into the stage just freed */
             if (nj < n_tiles) {
-                __half *st = sKV + (nj % SK_STAGES) * (L::stage / 2);
+                T *st = sKV + (nj % STAGES) * (L::stage / 2);
                 if (PAGED) {
-                    sk_load_kv_paged<D>(st, k_head, v_head, kv_row, s_pg + (nj % SK_STAGES) * SK_PAGE_SLICE, pg.P,
-                                        k_lo + nj * SK_TILE, k_hi - k_lo - nj * SK_TILE);
+                    sk_load_kv_paged<D, PAD>(st, k_head, v_head, kv_row, s_pg + (nj % STAGES) * SK_PAGE_SLICE, pg.P,
+                                             k_lo + nj * SK_TILE, k_hi - k_lo - nj * SK_TILE, d);
                 } else {
-                    load_tile<D, SK_TILE, SK_THREADS, true, true>(st, k_ptr + (size_t)nj * SK_TILE * D, k_hi - k_lo - nj * SK_TILE);
-                    load_tile<D, SK_TILE, SK_THREADS, true, true>(st + SK_TILE * D, v_ptr + (size_t)nj * SK_TILE * D, k_hi - k_lo - nj * SK_TILE);
+                    load_tile<D, SK_TILE, SK_THREADS, true, true, PAD>(st, k_ptr + (size_t)nj * SK_TILE * dg, k_hi - k_lo - nj * SK_TILE, d);
+                    load_tile<D, SK_TILE, SK_THREADS, true, true, PAD>(st + SK_TILE * D, v_ptr + (size_t)nj * SK_TILE * dg, k_hi - k_lo - nj * SK_TILE, d);
                 }
             }
             cp_async_commit();
             /* PAGED: the slice of tile nj + 1 is fetched now and stored after this tile's math, into
-             * the slot of tile j (issued three iterations ago); the next iteration's barrier
+             * the slot of tile j (issued STAGES - 1 iterations ago); the next iteration's barrier
              * publishes it, and its latency hides behind the math */
             const bool fetch = PAGED && threadIdx.x < SK_PAGE_SLICE && nj + 1 < n_tiles;
             int pg_next = 0;
             if (fetch) pg_next = sk_page_entry(bt, pg.max_pages, k_lo + (nj + 1) * SK_TILE, pg.P, threadIdx.x);
-            const uint32_t stage_off = (uint32_t)(j % SK_STAGES) * STAGE_BYTES;
+            const uint32_t stage_off = (uint32_t)(j % STAGES) * STAGE_BYTES;
 
             /* S = Q K^T: all RG rows x this warp's 16 keys */
             float s[MT][2][4];
@@ -232,14 +267,16 @@ split_kv_kernel(sk_params p, sk_plan plan, sk_pages pg)
                 for (int nt = 0; nt < 2; nt++) s[mt][nt][0] = s[mt][nt][1] = s[mt][nt][2] = s[mt][nt][3] = 0.0f;
 #pragma unroll
             for (int kk = 0; kk < D; kk += 16) {
+                /* PAD: a k16 step wholly past d adds 0 * 0 (both tiles are zero there): skipped */
+                if (PAD && kk >= d) break;
                 uint32_t bk[4];
                 ldmatrix_x4(bk, (k_lane + stage_off) ^ ((kk / 8) * 16));
 #pragma unroll
                 for (int mt = 0; mt < MT; mt++) {
                     uint32_t a[4];
                     ldmatrix_x4(a, (q_lane + mt * 16 * D * 2) ^ ((kk / 8) * 16));
-                    mma_16816(s[mt][0], a, bk[0], bk[1]);
-                    mma_16816(s[mt][1], a, bk[2], bk[3]);
+                    mma_16816_t<T>(s[mt][0], a, bk[0], bk[1]);
+                    mma_16816_t<T>(s[mt][1], a, bk[2], bk[3]);
                 }
             }
 
@@ -288,26 +325,28 @@ split_kv_kernel(sk_params p, sk_plan plan, sk_pages pg)
                     }
                 }
 
-            /* O += P V over this warp's 16 keys (one k16 step) */
+            /* O += P V over this warp's 16 keys (one k16 step); P re-packed as T */
             uint32_t a[MT][4];
 #pragma unroll
             for (int mt = 0; mt < MT; mt++) {
-                a[mt][0] = pack_half2(s[mt][0][0], s[mt][0][1]);
-                a[mt][1] = pack_half2(s[mt][0][2], s[mt][0][3]);
-                a[mt][2] = pack_half2(s[mt][1][0], s[mt][1][1]);
-                a[mt][3] = pack_half2(s[mt][1][2], s[mt][1][3]);
+                a[mt][0] = pack2_t<T>(s[mt][0][0], s[mt][0][1]);
+                a[mt][1] = pack2_t<T>(s[mt][0][2], s[mt][0][3]);
+                a[mt][2] = pack2_t<T>(s[mt][1][0], s[mt][1][1]);
+                a[mt][3] = pack2_t<T>(s[mt][1][2], s[mt][1][3]);
             }
 #pragma unroll
             for (int dt = 0; dt < DT; dt += 2) {
+                /* PAD: O's columns wholly past d (16 a step) are never stored: not computed */
+                if (PAD && dt * 8 >= d) break;
                 uint32_t bv[4];
                 ldmatrix_x4_trans(bv, (v_lane + stage_off) ^ (dt * 16));
 #pragma unroll
                 for (int mt = 0; mt < MT; mt++) {
-                    mma_16816(o[mt][dt], a[mt], bv[0], bv[1]);
-                    mma_16816(o[mt][dt + 1], a[mt], bv[2], bv[3]);
+                    mma_16816_t<T>(o[mt][dt], a[mt], bv[0], bv[1]);
+                    mma_16816_t<T>(o[mt][dt + 1], a[mt], bv[2], bv[3]);
                 }
             }
-            if (fetch) s_pg[((nj + 1) % SK_STAGES) * SK_PAGE_SLICE + threadIdx.x] = pg_next;
+            if (fetch) s_pg[((nj + 1) % STAGES) * SK_PAGE_SLICE + threadIdx.x] = pg_next;
         }
 
         /* ---- merge the four warps' (O, m, l) of every row: the {m, d} merge, through smem ----
@@ -338,7 +377,7 @@ split_kv_kernel(sk_params p, sk_plan plan, sk_pages pg)
                     *reinterpret_cast<float2 *>(orow + dt * 8 + 2 * t) = make_float2(o[mt][dt][2 * hi], o[mt][dt][2 * hi + 1]);
             }
         __syncthreads();
-        const sk_out out = {seq, seg.w, min(RG, p.rows - r0), q_row0,   /* rows past n_rows are padding */
+        const sk_out out = {seq, seg.w, min(RG, p.rows - r0), dg, q_row0,   /* rows past n_rows are padding */
                             scratch + (size_t)SK_WARPS * RG * SD, sL, reinterpret_cast<int *>(sL + SK_WARPS * RG)};
         if (threadIdx.x < out.n_rows) {
             const int r = threadIdx.x;
@@ -362,7 +401,7 @@ split_kv_kernel(sk_params p, sk_plan plan, sk_pages pg)
 #pragma unroll 4
         for (int i = 0; i < RG * CG / SK_THREADS; i++) {
             const int e = threadIdx.x + i * SK_THREADS, r = e / CG, c = (e % CG) * 4;
-            if (r < out.n_rows) {
+            if (r < out.n_rows && (!PAD || c < d)) {   /* PAD: the columns past d are not O's */
                 float4 x[SK_WARPS];
 #pragma unroll
                 for (int w = 0; w < SK_WARPS; w++) x[w] = *reinterpret_cast<const float4 *>(scratch + ((size_t)w * RG + r) * SD + c);
@@ -388,12 +427,14 @@ split_kv_kernel(sk_params p, sk_plan plan, sk_pages pg)
  * reduce.cuh) and forms the weights combine_weight() (combine.h, checked on the CPU against the
  * unsplit softmax); lanes and their sums go in a fixed order (same bits every launch). At B = 1,
  * M = 32768 (86 partials): 2.4 us from the wait to the last exit, 7.7 with one CTA per row and
- * each weight formed next to its load (results/lab/h100-trace06.txt, h100-trace06-before.txt). */
+ * each weight formed next to its load (results/lab/h100-trace06.txt, h100-trace06-before.txt).
+ * PAD (d < D): partials are D floats a row, their columns past d never written; a thread whose
+ * float4 column group lies past d loads nothing (nx = 0), and no column past d is stored. */
 #define SK_COMB_BATCH 8
 #define SK_COMB_SLICE 32          /* columns per CTA when a row is sliced */
-template <int D, int RG, int COLS>
+template <typename T, int D, int RG, int COLS, bool PAD>
 __global__ void __launch_bounds__(128)
-combine_kernel(sk_params p, sk_plan plan)
+combine_kernel(sk_params p, sk_plan plan, int d)
 {
     constexpr int CGS = COLS / 4, LANES = 128 / CGS;       /* float4 column groups, partial lanes */
     extern __shared__ float s_w[];                          /* the row's n weights */
@@ -403,6 +444,7 @@ combine_kernel(sk_params p, sk_plan plan)
     if (rg * RG + r >= p.rows) return;                     /* a padding row (uniform per block) */
     const int p0 = plan.seq_part[seq], n = plan.seq_part[seq + 1] - p0;
     const int pl = threadIdx.x / CGS, cg = threadIdx.x % CGS;
+    const int nx = !PAD || c0 + cg * 4 < d ? n : 0;        /* the partials whose O this thread reads */
     const float *lse = plan.part_lse + (size_t)p0 * RG + r;
     const float *src = plan.part_o + ((size_t)p0 * RG + r) * D + c0 + cg * 4;
     constexpr size_t PSTRIDE = (size_t)RG * D;             /* floats from one partial to the next */
@@ -415,7 +457,7 @@ combine_kernel(sk_params p, sk_plan plan)
 #pragma unroll
     for (int i = 0; i < SK_COMB_BATCH; i++) {
         const int k = pl + i * LANES;
-        if (k < n) x[i] = __ldcg(reinterpret_cast<const float4 *>(src + k * PSTRIDE));   /* via L2 */
+        if (k < nx) x[i] = __ldcg(reinterpret_cast<const float4 *>(src + k * PSTRIDE));   /* via L2 */
     }
     md_t st = md_identity();
     for (int k = threadIdx.x; k < n; k += blockDim.x) {
@@ -433,13 +475,13 @@ combine_kernel(sk_params p, sk_plan plan)
 #pragma unroll
             for (int i = 0; i < SK_COMB_BATCH; i++) {
                 const int k = base + pl + i * LANES;
-                if (k < n) x[i] = __ldcg(reinterpret_cast<const float4 *>(src + k * PSTRIDE));
+                if (k < nx) x[i] = __ldcg(reinterpret_cast<const float4 *>(src + k * PSTRIDE));
             }
         }
 #pragma unroll
         for (int i = 0; i < SK_COMB_BATCH; i++) {
             const int k = base + pl + i * LANES;
-            if (k < n) {
+            if (k < nx) {
                 const float w = s_w[k];
                 acc.x += w * x[i].x; acc.y += w * x[i].y; acc.z += w * x[i].z; acc.w += w * x[i].w;
             }
@@ -448,72 +490,125 @@ combine_kernel(sk_params p, sk_plan plan)
     red[pl][cg] = acc;
     __syncthreads();
     const size_t row = ((size_t)b * p.Hq + (size_t)kvh * p.g) * p.N + rg * RG + r;
-    if (threadIdx.x < COLS) {
-        const int c = threadIdx.x;
-        float v = 0.0f;
 #pragma unroll
-        for (int l = 0; l < LANES; l++) v += reinterpret_cast<const float *>(&red[l][c / 4])[c % 4];
-        p.o[row * D + c0 + c] = __float2half_rn(v);
+    for (int i = 0; i < (COLS + 127) / 128; i++) {        /* a whole row of 256: two columns a thread */
+        if (threadIdx.x + i * 128 >= COLS) continue;       /* unsigned, as before: c is known >= 0 */
+        const int c = threadIdx.x + i * 128;
+        if (!PAD || c0 + c < d) {
+            float v = 0.0f;
+#pragma unroll
+            for (int l = 0; l < LANES; l++) v += reinterpret_cast<const float *>(&red[l][c / 4])[c % 4];
+            reinterpret_cast<T *>(p.o)[row * (PAD ? d : D) + c0 + c] = to_storage<T>(v);
+        }
     }
     if (blockIdx.z == 0 && threadIdx.x == 0) p.lse[row] = md_lse(st);
 }
 
 /* ---- Host side: the kernels for a shape, the launches (the plan in device memory: plan_device.c) ---- */
 
-typedef void (*sk_split_fn)(sk_params, sk_plan, sk_pages);
-typedef void (*sk_kernel_fn)(sk_params, sk_plan);
+typedef void (*sk_split_fn)(sk_params, sk_plan, sk_pages, int);
+typedef void (*sk_kernel_fn)(sk_params, sk_plan, int);
 
-/* The kernels and sizes for a head dim, a number of packed rows (16 or 32 per row group), and K and
- * V contiguous or paged. */
+/* The kernels and sizes for a storage type, a head dim, a number of packed rows (16 or 32 per row
+ * group), and K and V contiguous or paged. */
 typedef struct sk_variant {
     plan_kernel pk;                             /* 06a's split kernel, as the planner sees it */
     sk_kernel_fn combine, combine_row;          /* 32-column slices; whole rows */
 } sk_variant;
 
-template <int D, int MT, bool PAGED>
-static void sk_fill(sk_variant *v, int blk)
+/* The tile for head dim d: the smallest of 64, 128 and 256 that holds it, for d a multiple of 8 (rows
+ * of whole 16-byte chunks) from 32 to 256; else 0. */
+static int sk_tile_d(int d)
 {
-    *v = (sk_variant){{(const void *)split_kv_kernel<D, MT, merge_later, PAGED>, SK_THREADS, sk_smem<D, MT, PAGED>::bytes,
-                       D, 16 * MT, blk, PAGED},
-                      combine_kernel<D, 16 * MT, SK_COMB_SLICE>, combine_kernel<D, 16 * MT, D>};
-}
-#define SK_PICK(D, MT) { if (paged) sk_fill<D, MT, true>(v, blk); else sk_fill<D, MT, false>(v, blk); return 1; }
-static int sk_pick(const attn_shape *s, const attn_env *env, sk_variant *v)
-{
-    const int mt = (s->Hq / s->Hkv) * s->N <= 16 ? 1 : 2, blk = env->kv_block ? env->kv_block : SK_BLOCK_DEFAULT;
-    const bool paged = s->page_size > 0;
-    if (s->d == 64) { if (mt == 1) SK_PICK(64, 1) else SK_PICK(64, 2) }
-    if (s->d == 128) { if (mt == 1) SK_PICK(128, 1) else SK_PICK(128, 2) }
-    return 0;
+    if (d < 32 || d > 256 || d % 8) return 0;
+    return d <= 64 ? 64 : d <= 128 ? 128 : 256;
 }
 
-/* The split kernel with another merge policy (06b, 06c), for the variant's head dim, rows and layout. */
-template <template <int, int> class Merge, bool PAGED>
+/* The split kernel with merge policy Merge for the plan_kernel's type, tile, rows, layout and
+ * padding (06a's is the plan_kernel's own; 06b and 06c ask for theirs). The tile of 256 has only
+ * the 16-row instantiation (sk_pick). */
+template <template <typename, int, int> class Merge, typename T, bool PAGED, bool PAD>
 static sk_split_fn sk_kernel_of(const plan_kernel *k)
 {
-    if (k->d == 64) return k->rg == 16 ? split_kv_kernel<64, 1, Merge, PAGED> : split_kv_kernel<64, 2, Merge, PAGED>;
-    return k->rg == 16 ? split_kv_kernel<128, 1, Merge, PAGED> : split_kv_kernel<128, 2, Merge, PAGED>;
+    if (k->d == 64) return k->rg == 16 ? split_kv_kernel<T, 64, 1, Merge, PAGED, PAD> : split_kv_kernel<T, 64, 2, Merge, PAGED, PAD>;
+    if (k->d == 128) return k->rg == 16 ? split_kv_kernel<T, 128, 1, Merge, PAGED, PAD> : split_kv_kernel<T, 128, 2, Merge, PAGED, PAD>;
+    return split_kv_kernel<T, 256, 1, Merge, PAGED, PAD>;
 }
-template <template <int, int> class Merge>
+template <template <typename, int, int> class Merge, typename T>
+static sk_split_fn sk_kernel_t(const plan_kernel *k)
+{
+    if (k->paged) return k->pad ? sk_kernel_of<Merge, T, true, true>(k) : sk_kernel_of<Merge, T, true, false>(k);
+    return k->pad ? sk_kernel_of<Merge, T, false, true>(k) : sk_kernel_of<Merge, T, false, false>(k);
+}
+template <template <typename, int, int> class Merge>
 static sk_split_fn sk_kernel(const plan_kernel *k)
 {
-    return k->paged ? sk_kernel_of<Merge, true>(k) : sk_kernel_of<Merge, false>(k);
+    return k->dtype == ATTN_BF16 ? sk_kernel_t<Merge, __nv_bfloat16>(k) : sk_kernel_t<Merge, __half>(k);
+}
+
+/* The combine kernel (32-column slices, or whole rows) for the plan_kernel's type, tile and rows. */
+template <typename T, bool PAD, int D, int RG>
+static sk_kernel_fn sk_combine_of(int whole)
+{
+    return whole ? combine_kernel<T, D, RG, D, PAD> : combine_kernel<T, D, RG, SK_COMB_SLICE, PAD>;
+}
+template <typename T, bool PAD>
+static sk_kernel_fn sk_combine_t(const plan_kernel *k, int whole)
+{
+    if (k->d == 64) return k->rg == 16 ? sk_combine_of<T, PAD, 64, 16>(whole) : sk_combine_of<T, PAD, 64, 32>(whole);
+    if (k->d == 128) return k->rg == 16 ? sk_combine_of<T, PAD, 128, 16>(whole) : sk_combine_of<T, PAD, 128, 32>(whole);
+    return sk_combine_of<T, PAD, 256, 16>(whole);
+}
+/* A template, so that the combine kernels are instantiated after the split kernels (sk_pick asks
+ * for them second): the module's first extern shared declaration is then the split kernel's,
+ * 1 KB-aligned, and the combine kernel's dynamic shared memory stays where it was (as its code). */
+template <int WHOLE>
+static sk_kernel_fn sk_combine(const plan_kernel *k)
+{
+    if (k->dtype == ATTN_BF16) return k->pad ? sk_combine_t<__nv_bfloat16, true>(k, WHOLE) : sk_combine_t<__nv_bfloat16, false>(k, WHOLE);
+    return k->pad ? sk_combine_t<__half, true>(k, WHOLE) : sk_combine_t<__half, false>(k, WHOLE);
+}
+
+static size_t sk_smem_bytes(int D, int mt, int paged)
+{
+    if (D == 64) return mt == 1 ? (paged ? sk_smem<64, 1, true>::bytes : sk_smem<64, 1, false>::bytes)
+                                : (paged ? sk_smem<64, 2, true>::bytes : sk_smem<64, 2, false>::bytes);
+    if (D == 128) return mt == 1 ? (paged ? sk_smem<128, 1, true>::bytes : sk_smem<128, 1, false>::bytes)
+                                 : (paged ? sk_smem<128, 2, true>::bytes : sk_smem<128, 2, false>::bytes);
+    return paged ? sk_smem<256, 1, true>::bytes : sk_smem<256, 1, false>::bytes;
+}
+
+/* The kernels for a shape: 0 if its head dim has no tile. Rows per row group: 16 when the packed
+ * rows (g * Nq) fit, else 32; the tile of 256 always 16 (32 rows would be 256 floats of O a lane),
+ * so a larger group is several row groups, each reading the KV head again. */
+static int sk_pick(const attn_shape *s, const attn_env *env, sk_variant *v)
+{
+    const int D = sk_tile_d(s->d);
+    if (!D) return 0;
+    const int mt = (s->Hq / s->Hkv) * s->N <= 16 || D == 256 ? 1 : 2, paged = s->page_size > 0;
+    v->pk = (plan_kernel){NULL, SK_THREADS, sk_smem_bytes(D, mt, paged), D, 16 * mt,
+                          env->kv_block ? env->kv_block : SK_BLOCK_DEFAULT, paged, s->dtype, s->d != D};
+    v->pk.split = (const void *)sk_kernel<merge_later>(&v->pk);
+    v->combine = sk_combine<0>(&v->pk);
+    v->combine_row = sk_combine<1>(&v->pk);
+    return 1;
 }
 
 static int sk_unsupported(const attn_shape *s, const attn_env *env, char *why, size_t n)
 {
     sk_variant v;
-    if (s->dtype != ATTN_F16) snprintf(why, n, "rung 06 is written for float16 storage");
-    else if (s->N > 16)
+    if (s->N > 16)
         snprintf(why, n, "rung 06 is the decode kernel: N = %d query tokens per request; it takes 1..16 "
                  "(prefill is rung 05's job)", s->N);
-    else if (!sk_pick(s, env, &v)) snprintf(why, n, "rung 06 is built for d = 64 and 128 (d = %d)", s->d);
+    else if (!sk_pick(s, env, &v))
+        snprintf(why, n, "rung 06 runs head dims 32 to 256 in steps of 8, float16 or bfloat16 (d = %d)", s->d);
     else if (!plan_planner_known(env)) snprintf(why, n, "unknown planner '%s' (fa, greedy, balanced, auto)", plan_planner(env));
     else if (s->page_size < 0 || s->page_size % ATTN_PAGE_STEP || s->page_size > ATTN_PAGE_MAX)
         snprintf(why, n, "rung 06 reads pages of a multiple of %d keys up to %d (page size %d)", ATTN_PAGE_STEP,
                  ATTN_PAGE_MAX, s->page_size);
     else if (v.pk.smem > env->smem_per_block_optin || env->cc_major < 8)
-        snprintf(why, n, "needs compute capability 8.0+ and %zu KB of shared memory per block", v.pk.smem / 1024);
+        snprintf(why, n, "d = %d (a tile of d = %d) needs compute capability 8.0+ and %zu KB of shared memory per block",
+                 s->d, v.pk.d, v.pk.smem / 1024);
     else return 0;
     return 1;
 }
@@ -550,12 +645,13 @@ static const char *sk_prepare(const attn_args *a, cudaStream_t st, sk_variant *v
 static const char *sk_split_then_combine(const attn_args *a, cudaStream_t st, const sk_variant *v, const plan_device *pd,
                                          const sk_params *p, const sk_plan *dp, const sk_pages *pp)
 {
-    ((sk_split_fn)v->pk.split)<<<pd->plan.n_ctas, SK_THREADS, v->pk.smem, st>>>(*p, *dp, *pp);
+    ((sk_split_fn)v->pk.split)<<<pd->plan.n_ctas, SK_THREADS, v->pk.smem, st>>>(*p, *dp, *pp, a->shape.d);
     RUNG_LAUNCHED(split_kv_kernel);
     if (pd->n_split == 0) return NULL;
-    const int whole = pd->max_parts <= 512 / a->shape.d;   /* at most one partial per lane */
+    const int whole = pd->max_parts <= 512 / v->pk.d;      /* at most one partial per lane (the tile's D) */
     cudaLaunchConfig_t cfg = {};
-    cfg.gridDim = dim3(pd->n_split, min(v->pk.rg, p->rows), whole ? 1 : a->shape.d / SK_COMB_SLICE);
+    cfg.gridDim = dim3(pd->n_split, min(v->pk.rg, p->rows),   /* slices up to the last holding a column < d */
+                       whole ? 1 : (a->shape.d + SK_COMB_SLICE - 1) / SK_COMB_SLICE);
     cfg.blockDim = dim3(128);
     cfg.dynamicSmemBytes = sizeof(float) * pd->max_parts;
     cfg.stream = st;
@@ -564,7 +660,7 @@ static const char *sk_split_then_combine(const attn_args *a, cudaStream_t st, co
     attr.val.programmaticStreamSerializationAllowed = 1;
     cfg.attrs = &attr;
     cfg.numAttrs = a->env.cc_major >= 9 ? 1 : 0;   /* programmatic dependent launch: Hopper on */
-    RUNG_CUDA(cudaLaunchKernelEx(&cfg, whole ? v->combine_row : v->combine, *p, *dp));
+    RUNG_CUDA(cudaLaunchKernelEx(&cfg, whole ? v->combine_row : v->combine, *p, *dp, a->shape.d));
     RUNG_LAUNCHED(combine_kernel);
     return NULL;
 }
