@@ -11,6 +11,8 @@
 
 #define MAX_DIM 1000000000L   /* sizes beyond this are typos, not shapes */
 #define MAX_HEAD_DIM 2048     /* the reference's row buffer */
+/* a sweep line's model=NAME: a label that the CSV's extra field carries as it is */
+#define MODEL_CHARS "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789._-+"
 #define KV_BLOCK_STEP 64      /* --kv-block: whole 64-key tiles, as rung 06 loads them */
 #define KV_BLOCK_MAX 1024
 
@@ -318,10 +320,17 @@ int sweep_line(const char *line, const cli_opts *base, run_case *c, char *err, s
         } else if (!strcmp(k, "page")) {
             if (parse_page_size(v, &s->page_size))
                 return errf(err, n, "sweep line: page=%s; expected " PAGE_SIZES, v);
+        } else if (!strcmp(k, "model")) {
+            /* a label carried to the CSV's extra field (model=NAME;), which ';' and ',' would break */
+            size_t len = strlen(v);
+            if (len == 0 || len >= sizeof c->model || strspn(v, MODEL_CHARS) != len)
+                return errf(err, n, "sweep line: model=%s; expected a name of letters, digits and . _ - + "
+                            "(up to %d characters)", v, (int)sizeof c->model - 1);
+            snprintf(c->model, sizeof c->model, "%s", v);
         } else if (!strcmp(k, "expect")) {
             /* read by the test runner, not here */
         } else {
-            return errf(err, n, "sweep line: unknown key '%s' (inputs, dtype, seqlens, dist, page, expect)", k);
+            return errf(err, n, "sweep line: unknown key '%s' (inputs, dtype, seqlens, dist, page, model, expect)", k);
         }
     }
     if (c->seqlens && nseq != s->B)

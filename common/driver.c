@@ -134,7 +134,7 @@ int main(int argc, char **argv)
     if (D.opt.ceilings) return run_ceilings(&D);
     if (D.opt.sweep) return run_sweep(&D);
 
-    run_case one = {D.opt.shape, D.opt.input_mode, D.opt.seqlens, ""};
+    run_case one = {D.opt.shape, D.opt.input_mode, D.opt.seqlens, "", ""};
     snprintf(one.dist, sizeof one.dist, "%s", D.opt.seqlen_dist);
     double first_ms;
     int st = run_one(&D, &one, D.opt.load ? loaded : NULL, &first_ms);

@@ -126,12 +126,17 @@ int cli_parse(int argc, char **argv, cli_opts *o, char *err, size_t err_len);
 /* 0 if the shape is well formed (sizes > 0, Hq % Hkv == 0, seqlens in [1, M], ...). */
 int shape_validate(const attn_shape *s, char *err, size_t err_len);
 
+/* A sweep line's model=NAME: letters, digits and . _ - +, up to RUN_MODEL_MAX - 1 of them ('+' joins
+ * the names of models that share one attention shape: Llama-3.1-8B+Mistral-7B). */
+#define RUN_MODEL_MAX 64
+
 /* One shape to run, as a sweep line (or the command line) gives it. */
 typedef struct run_case {
     attn_shape shape;
     int input_mode;            /* INPUT_NORMAL or INPUT_OUTLIER */
     int *seqlens;              /* per-request KV lengths (shape.seqlens_k points here), or NULL */
     char dist[16];             /* the distribution they were drawn from (dist=, --seqlen-dist), or "" */
+    char model[RUN_MODEL_MAX]; /* the model(s) whose attention shape this is (model=), or "" */
 } run_case;
 
 #define SWEEP_LINE_MAX 65536
@@ -229,8 +234,12 @@ int report_csv_ceiling(const char *path, const device_info *dev, const char *nam
 const char *report_commit(void);
 /* A rung's row's extra field, key=value;...: which rows were checked; runs, warm-ups and `flush`
  * (l2_flush_name) if timed; outlier inputs; page=P for a paged KV cache; the rung's describe() (r
- * may be NULL); the distribution the KV lengths were drawn from (c->dist) and their sum and max. */
+ * may be NULL); the distribution the KV lengths were drawn from (c->dist) and their sum and max;
+ * last, model=NAME (c->model). */
 void report_extra(const report_row *row, const run_case *c, const char *flush, const rung *r,
                   const attn_env *env, char *out, size_t n);
+/* The extra field of a row that did not run to the end (refused, too big, skipped as too slow,
+ * failed): what tells its sweep line apart, page=P; and model=NAME; ("" if neither). */
+void report_label(const run_case *c, char *out, size_t n);
 
 #endif

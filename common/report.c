@@ -49,6 +49,17 @@ void report_extra(const report_row *row, const run_case *c, const char *flush, c
         for (int b = 0; b < s->B; b++) { sum += s->seqlens_k[b]; if (s->seqlens_k[b] > mx) mx = s->seqlens_k[b]; }
         add(out, n, &k, "seqlens_sum=%ld;seqlens_max=%d;", sum, mx);
     }
+    /* model= last: the label of the sweep line (sweeps/models.txt), which the models table reads */
+    if (c->model[0]) add(out, n, &k, "model=%s;", c->model);
+}
+
+void report_label(const run_case *c, char *out, size_t n)
+{
+    size_t k = 0;
+    if (n == 0) return;
+    out[0] = 0;
+    if (c->shape.page_size) add(out, n, &k, "page=%d;", c->shape.page_size);
+    if (c->model[0]) add(out, n, &k, "model=%s;", c->model);
 }
 
 static const char *dtype_name(attn_dtype t) { return t == ATTN_BF16 ? "bf16" : "f16"; }

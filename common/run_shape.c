@@ -71,7 +71,7 @@ int run_shape(driver *D, const run_case *rc, uint16_t *const loaded[3], double *
     row.shape = s;
     row.status = status;
     row.extra = extra;
-    extra[0] = 0;
+    report_label(rc, extra, sizeof extra);   /* a row that does not run to the end still names its line */
     *first_ms_out = 0.0;
 
     if (D->r->unsupported(&s, &D->env, why, sizeof why)) {

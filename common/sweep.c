@@ -87,14 +87,15 @@ int run_sweep(driver *D)
             fprintf(stderr, "[%s %d/%d] B=%d Hq=%d Hkv=%d N=%d M=%d d=%d causal=%d%s\n", D->r->id, i + 1, n,
                     s->B, s->Hq, s->Hkv, s->N, s->M, s->d, s->causal, s->page_size ? " (paged)" : "");
         if (items[i].flops >= slow_flops) {
-            char status[300];
+            char status[300], label[128];
             report_row row;
             memset(&row, 0, sizeof row);
             row.rung = D->r->id;
             row.shape = *s;
             snprintf(status, sizeof status, "skipped: too slow (one run took %.1f s at %s)", slow_s, slow_at);
             row.status = status;
-            row.extra = "";
+            report_label(&items[i].c, label, sizeof label);
+            row.extra = label;
             emit(D, &row);
             free(items[i].c.seqlens);
             continue;

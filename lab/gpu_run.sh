@@ -17,6 +17,12 @@
 #              plots/<gpu>-roofline.png; the ncu exports (raw CSV) and logs -> logs/profile/
 #   ladder     make ladder (SWEEPS / RUNGS from the environment) -> results/*.csv; with the decode
 #              sweep, rung 06's targets on it (lab/decode_targets.sh) -> logs/targets06.txt
+#   models     the open models' shapes (sweeps/models.txt): make ladder with SWEEPS=models, every rung
+#              variant that accepts them and the peers in one run -> results/<gpu>-models.csv (RUNGS
+#              re-measures a part; the rest kept). Estimated at about 5 minutes on an H100 (not yet
+#              run), most of it the CPU making each shape's inputs; rungs 01-03 refuse every line
+#              (float16 only), and a rung whose first launch of a shape takes over --too-slow (10 s)
+#              skips the larger ones
 #   ceilings   just the two ceilings
 #   check06    rung 06's variants on the GPU matrix alone, with both KV block sizes and every planner (quick)
 #   fa3first   05c, rung 07's variants and the peers on lab/fa3-first.txt -> results/lab/<gpu>-fa3-first.csv
@@ -97,6 +103,14 @@ for step in "$@"; do
         lab/decode_targets.sh results/$gpu-decode.csv > $LOG/targets06.txt 2>&1
         tail -n 2 $LOG/targets06.txt | tee -a "$summary"
       fi;;
+    models)
+      # stop in time for the results to come back; an interrupted run leaves results/<gpu>-models.csv.partial
+      SWEEPS=models timeout --signal=INT ${MODELS_TIMEOUT:-480} make ladder > $LOG/models.log 2>&1; rc=$?
+      grep -E '^make ladder|^== |^wrote' $LOG/models.log | tee -a "$summary" >/dev/null
+      grep -E "FAIL" $LOG/models.log | head -n 20 | tee -a "$summary"
+      gpu=$(build/bin/00_baseline --probe | cut -d' ' -f1)
+      f=results/$gpu-models.csv; [ -f $f ] || f=$f.partial
+      say "models: exit $rc, $(grep -c ',ok,' $f 2>/dev/null) ok rows, $(grep -c ',FAIL' $f 2>/dev/null) failed, $(grep -c ',unsupported' $f 2>/dev/null) refused -> $f";;
     tour)
       timeout --signal=INT ${TOUR_TIMEOUT:-540} make > $LOG/tour.log 2>&1; rc=$?
       grep -E '^\[|^tour' $LOG/tour.log | tee -a "$summary" >/dev/null

@@ -417,7 +417,7 @@ static void report_extra_fields(void)
     /* the command line's --seqlen-dist names it too */
     cli_opts o;
     EXPECT(parse("--b 3 --m 50 --seqlen-dist uniform", &o, err, sizeof err) == 0);
-    run_case one = {o.shape, o.input_mode, o.seqlens, ""};
+    run_case one = {o.shape, o.input_mode, o.seqlens, "", ""};
     snprintf(one.dist, sizeof one.dist, "%s", o.seqlen_dist);
     memset(&row, 0, sizeof row);
     row.shape = one.shape;
@@ -454,6 +454,115 @@ static void report_extra_fields(void)
     free(c.seqlens);
 }
 
+/* model=NAME on a sweep line: a label the CSV carries (extra field, model=NAME; last), on every row
+ * of the line, also one that did not run; names that would break the field are refused. */
+static void sweep_model_label(void)
+{
+    cli_opts base;
+    char err[512], extra[1024];
+    cli_defaults(&base);
+    run_case c;
+    EXPECT(sweep_line("4 32 8 4096 4096 128 1 dtype=bf16 model=Llama-3.1-8B", &base, &c, err, sizeof err) == 1);
+    EXPECT_MSG(!strcmp(c.model, "Llama-3.1-8B"), "model '%s'", c.model);
+    EXPECT(c.shape.dtype == ATTN_BF16 && c.shape.Hq == 32 && c.shape.Hkv == 8);
+    EXPECT(sweep_line("1 32 8 1 4096 128 0 model=Llama-3.1-8B+Mistral-7B page=64", &base, &c, err, sizeof err) == 1);
+    EXPECT_MSG(!strcmp(c.model, "Llama-3.1-8B+Mistral-7B") && c.shape.page_size == 64, "model '%s'", c.model);
+    EXPECT(sweep_line("1 2 2 8 8 64 0", &base, &c, err, sizeof err) == 1 && c.model[0] == 0);
+    /* 63 characters fit, 64 do not */
+    char line[256], name[80];
+    memset(name, 'a', 63);
+    name[63] = 0;
+    snprintf(line, sizeof line, "1 2 2 8 8 64 0 model=%s", name);
+    EXPECT_MSG(sweep_line(line, &base, &c, err, sizeof err) == 1 && strlen(c.model) == 63, "63 chars: %s", err);
+    snprintf(line, sizeof line, "1 2 2 8 8 64 0 model=%sa", name);
+    EXPECT(sweep_line(line, &base, &c, err, sizeof err) == -1 && strstr(err, "up to 63 characters"));
+    const char *bad[] = {"model=", "model=a;b", "model=a,b", "model=Llama 3", "model=x=y", "model=Qwen/2.5"};
+    for (size_t t = 0; t < sizeof bad / sizeof bad[0]; t++) {
+        snprintf(line, sizeof line, "1 2 2 8 8 64 0 %s", bad[t]);
+        err[0] = 0;
+        int rc = sweep_line(line, &base, &c, err, sizeof err);
+        EXPECT_MSG(rc == -1, "'%s' accepted", line);
+        EXPECT_MSG(strstr(err, "expected a name of letters, digits and . _ - +") != NULL || strstr(err, "not key=value"),
+                   "'%s': message '%s'", line, err);
+    }
+
+    /* a row that ran: model= last in the extra field, after page= and the rung's facts */
+    EXPECT(sweep_line("2 2 2 1 20 32 0 page=16 model=Phi-3-mini", &base, &c, err, sizeof err) == 1);
+    report_row row;
+    memset(&row, 0, sizeof row);
+    row.shape = c.shape;
+    row.timed = 1;
+    row.t.runs = 20;
+    row.t.warmups = 3;
+    rung r;
+    memset(&r, 0, sizeof r);
+    r.describe = describe_stub;
+    attn_env env;
+    memset(&env, 0, sizeof env);
+    env.planner = "balanced";
+    env.kv_block = 64;
+    report_extra(&row, &c, "write", &r, &env, extra, sizeof extra);
+    EXPECT_MSG(!strcmp(extra, "runs=20;warmups=3;flush=write;page=16;planner=balanced;block=64;model=Phi-3-mini;"),
+               "extra '%s'", extra);
+    /* a row that did not run (refused, skipped, failed): page= and model= still tell its line apart */
+    report_label(&c, extra, sizeof extra);
+    EXPECT_MSG(!strcmp(extra, "page=16;model=Phi-3-mini;"), "label '%s'", extra);
+    EXPECT(sweep_line("2 2 2 1 20 32 0 model=Gemma-2-9B", &base, &c, err, sizeof err) == 1);
+    report_label(&c, extra, sizeof extra);
+    EXPECT_MSG(!strcmp(extra, "model=Gemma-2-9B;"), "label '%s'", extra);
+    EXPECT(sweep_line("2 2 2 1 20 32 0", &base, &c, err, sizeof err) == 1);
+    report_label(&c, extra, sizeof extra);
+    EXPECT_MSG(extra[0] == 0, "label '%s', expected empty", extra);
+    report_label(&c, extra, 0);                                  /* no room: nothing written */
+}
+
+/* sweeps/models.txt (run from the repository root, as make test does): every line parses, names
+ * its model, and is the prefill (causal, bfloat16, B·N = 16384) or a decode line (N = 1; bfloat16
+ * contiguous, or float16 on 64-key pages); each model has one prefill line, and its decode lines
+ * both ways. */
+static void sweep_models_file(void)
+{
+    FILE *f = fopen("sweeps/models.txt", "r");
+    EXPECT_MSG(f != NULL, "cannot open sweeps/models.txt (run from the repository root)");
+    if (!f) return;
+    cli_opts base;
+    cli_defaults(&base);
+    char line[1024], err[512], models[16][RUN_MODEL_MAX];
+    int lines = 0, nm = 0, prefill[16] = {0}, decode[16] = {0}, paged[16] = {0}, lineno = 0;
+    while (fgets(line, sizeof line, f)) {
+        lineno++;
+        run_case c;
+        int rc = sweep_line(line, &base, &c, err, sizeof err);
+        EXPECT_MSG(rc >= 0, "sweeps/models.txt:%d: %s", lineno, err);
+        free(c.seqlens);
+        if (rc != 1) continue;
+        lines++;
+        const attn_shape *s = &c.shape;
+        EXPECT_MSG(c.model[0] != 0, "sweeps/models.txt:%d: no model=", lineno);
+        int m = 0;
+        while (m < nm && strcmp(models[m], c.model)) m++;
+        if (m == nm && nm < 16) snprintf(models[nm++], RUN_MODEL_MAX, "%s", c.model);
+        if (m >= 16) continue;
+        if (s->N > 1) {
+            EXPECT_MSG(s->causal && s->N == s->M && s->B * s->N == 16384 && s->dtype == ATTN_BF16 && !s->page_size,
+                       "sweeps/models.txt:%d: a prefill line that is not causal bfloat16 B·N = 16384", lineno);
+            prefill[m]++;
+        } else if (s->page_size) {
+            EXPECT_MSG(s->page_size == 64 && s->dtype == ATTN_F16, "sweeps/models.txt:%d: a paged line not float16 page=64", lineno);
+            paged[m]++;
+        } else {
+            EXPECT_MSG(s->dtype == ATTN_BF16, "sweeps/models.txt:%d: a contiguous decode line not bfloat16", lineno);
+            decode[m]++;
+        }
+    }
+    fclose(f);
+    EXPECT_MSG(lines > 0 && nm > 0, "%d lines, %d model labels", lines, nm);
+    for (int m = 0; m < nm; m++)
+        EXPECT_MSG(prefill[m] == 1 && decode[m] > 0 && paged[m] == decode[m], "%s: %d prefill, %d decode, %d paged "
+                   "lines; expected one prefill line, and a paged line for each decode line", models[m], prefill[m],
+                   decode[m], paged[m]);
+}
+
 const test_case TESTS_cli[] = {
     {"cli: sizes <= 0 and a non-positive scale are refused", cli_rejects_nonpositive},
     {"cli: non-integer and missing values are refused", cli_rejects_non_integer},
@@ -471,5 +580,7 @@ const test_case TESTS_cli[] = {
     {"cli: --page-size (and page=P on a sweep line) takes 0 or a multiple of 16 in 16..256", cli_page_size},
     {"cli: --help lists --flush, --kv-block, --planner and --page-size", cli_help_lists_flags},
     {"report: the extra field names dist= for drawn lengths, then seqlens_sum/max", report_extra_fields},
+    {"cli: model=NAME on a sweep line reaches the extra field, also of a row that did not run", sweep_model_label},
+    {"cli: sweeps/models.txt parses: per model a prefill line, decode lines contiguous and paged", sweep_models_file},
     {NULL, NULL},
 };

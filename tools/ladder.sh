@@ -2,9 +2,10 @@
 # make ladder: every rung (and variant) over the sweeps, on the GPU, into results/<gpu>-<sweep>.csv.
 # Each CSV starts with the two ceilings (copy bandwidth, cuBLAS GEMM) measured in the same run.
 #
-#   SWEEPS="prefill decode article varlen"  which sweeps/<name>.txt to run (default: all four;
+#   SWEEPS="prefill decode article varlen"  which sweeps/<name>.txt to run (default: these four;
 #                                    varlen runs rung 06 once per split planner: fa, greedy,
-#                                    balanced, auto)
+#                                    balanced, auto; models, the open models' shapes of
+#                                    sweeps/models.txt, runs only when named: lab/gpu_run.sh models)
 #   RUNGS="05 06 peers floor"        re-measure only these rungs (peers: the PyTorch rows; floor: the
 #                                    decode sweep's floor-read rows, one kernel that only reads K
 #                                    and V, timed like a rung; ceilings: the two ceilings); their

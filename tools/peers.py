@@ -12,6 +12,13 @@ GQA: SDPA's enable_gqa=True is used where the backend accepts it. For decode (N 
 a backend that refuses it gets the equivalent packed call -- the Hq/Hkv query heads of a KV head
 as Hq/Hkv query rows of one head -- which is how a careful user would call it; never a copy of
 K/V. What was used is recorded in the row's extra field.
+
+A sweep line's keys, as the rungs read them (common/cli.c): dtype=f16|bf16 sets the storage type
+(the check against float32 math then allows 2e-3 or 1e-2, as the course does); inputs=outlier
+scales Q and K by 10; model=NAME is carried to the row's extra field (model=NAME;). SDPA has no
+paged KV cache and one KV length for the whole batch, so a line with page=P (other than 0) or
+with seqlens= / dist= is not run: it gets an "unsupported: ..." row saying why, never a number
+measured on another layout. --list prints what each line would get, without PyTorch.
 """
 import argparse
 import math
@@ -29,14 +36,91 @@ def visible_pairs(B, N, M, causal):
     return B * total
 
 
+MODEL_CHARS = set("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789._-+")
+
+
+def die(msg):
+    print(msg, file=sys.stderr)
+    sys.exit(2)
+
+
+def read_sweep(path):
+    """The shapes of a sweep file: (B, Hq, Hkv, N, M, d, causal) and the keys the peers read. A line
+    the rungs would refuse to parse stops here too (exit 2), so both read the same shapes."""
+    cases = []
+    with open(path) as f:
+        for lineno, raw in enumerate(f, 1):
+            tok = raw.split("#")[0].split()
+            if not tok:
+                continue
+            where = "%s:%d" % (path, lineno)
+            if len(tok) < 7:
+                die("error: %s: expected B Hq Hkv N M d causal [key=value ...]" % where)
+            try:
+                shape = tuple(int(x) for x in tok[:7])
+            except ValueError:
+                die("error: %s: the seven sizes must be integers" % where)
+            c = {"shape": shape, "dtype": "f16", "page": 0, "model": "", "outlier": False, "varlen": ""}
+            for kv in tok[7:]:
+                k, eq, v = kv.partition("=")
+                if not eq:
+                    die("error: %s: '%s' is not key=value" % (where, kv))
+                if k == "dtype" and v in ("f16", "bf16"):
+                    c["dtype"] = v
+                elif k == "page" and v.isdigit():
+                    c["page"] = int(v)
+                elif k == "model" and v and len(v) < 64 and set(v) <= MODEL_CHARS:
+                    c["model"] = v
+                elif k == "inputs" and v in ("normal", "outlier"):
+                    c["outlier"] = v == "outlier"
+                elif k in ("seqlens", "dist"):
+                    c["varlen"] = k
+                elif k == "expect":
+                    pass                      # read by the test runner, not here
+                else:
+                    die("error: %s: %s: not a key and value the sweep files take "
+                                     "(inputs, dtype, seqlens, dist, page, model, expect)" % (where, kv))
+            cases.append(c)
+    return cases
+
+
+def not_run(c):
+    """Why the peers do not run this line (the row's status), or None."""
+    B, Hq, Hkv, N, M, d, causal = c["shape"]
+    if c["page"]:
+        return ("unsupported: a paged KV cache (page=%d): SDPA reads K and V contiguous; not run "
+                "(a contiguous line of the same shape has the peers' number)" % c["page"])
+    if c["varlen"]:
+        return "unsupported: per-request KV lengths (%s=): SDPA takes one KV length for the batch; not run" % c["varlen"]
+    if causal and N != M:
+        return "unsupported: PyTorch aligns causal masks top-left; compared only at N = M"
+    return None
+
+
+def label(c):
+    """What tells a row's sweep line apart in the extra field, as the rungs write it (report_label)."""
+    return ("page=%d;" % c["page"] if c["page"] else "") + ("model=%s;" % c["model"] if c["model"] else "")
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--sweep", required=True)
-    ap.add_argument("--csv", required=True)
+    ap.add_argument("--csv")
     ap.add_argument("--runs", type=int, default=0)
     ap.add_argument("--flush", choices=["write", "write+read"], default="write+read",
                     help="the L2 flush before every timed call, as the rungs' --flush")
+    ap.add_argument("--list", action="store_true",
+                    help="print what each line of the sweep would get (run, or why not); no PyTorch needed")
     args = ap.parse_args()
+    cases = read_sweep(args.sweep)
+    if args.list:
+        for c in cases:
+            why = not_run(c)
+            print("%s %s %s %s%s" % ("run " if why is None else "skip", " ".join(str(x) for x in c["shape"]),
+                                     c["dtype"], label(c) or "-", "" if why is None else "  " + why))
+        return 0
+    if not args.csv:
+        ap.error("--csv FILE is needed to run (or --list)")
 
     import torch
     import torch.nn.functional as F
@@ -61,14 +145,6 @@ def main():
         if clean:
             flush_words.sum()
 
-    shapes = []
-    with open(args.sweep) as f:
-        for line in f:
-            line = line.split("#")[0].split()
-            if len(line) < 7:
-                continue
-            shapes.append(tuple(int(x) for x in line[:7]))
-
     backends = [("torch-flash", SDPBackend.FLASH_ATTENTION), ("torch-cudnn", SDPBackend.CUDNN_ATTENTION)]
     new_file = not os.path.exists(args.csv) or os.path.getsize(args.csv) == 0
     out = open(args.csv, "a")
@@ -76,9 +152,9 @@ def main():
         out.write("rung,B,Hq,Hkv,N,M,d,causal,dtype,status,ms_median,ms_min,ms_max,tflops,gbps,"
                   "rel_err,max_abs_err,lse_err,workspace_bytes,device,commit,extra\n")
 
-    def row(rung, s, status, t=None, rel=None, extra=""):
-        B, Hq, Hkv, N, M, d, c = s
-        fields = [rung, B, Hq, Hkv, N, M, d, c, "f16", status.replace(",", ";")]
+    def row(rung, case, status, t=None, rel=None, extra=""):
+        B, Hq, Hkv, N, M, d, c = case["shape"]
+        fields = [rung, B, Hq, Hkv, N, M, d, c, case["dtype"], status.replace(",", ";")]
         if t:
             med, mn, mx = t
             flops = 4.0 * Hq * d * visible_pairs(B, N, M, c)
@@ -87,18 +163,30 @@ def main():
                        "%.1f" % (byts / (med * 1e-3) * 1e-9)]
         else:
             fields += [""] * 5
+        if label(case):                       # the sweep line's page= and model=, as the rungs' rows end
+            extra = (extra + ";" if extra else "") + label(case)
         fields += ["%.3e" % rel if rel is not None else "", "", "", 0, name, commit, extra]
         out.write(",".join(str(x) for x in fields) + "\n")
         out.flush()
-        print("%-12s B=%-4d Hq=%-3d Hkv=%-3d N=%-6d M=%-6d d=%-4d c=%d  %s %s" %
-              (rung, B, Hq, Hkv, N, M, d, c, ("%.4f ms" % t[0]) if t else "", status), flush=True)
+        print("%-12s B=%-4d Hq=%-3d Hkv=%-3d N=%-6d M=%-6d d=%-4d c=%d %-4s %s %s" %
+              (rung, B, Hq, Hkv, N, M, d, c, case["dtype"], ("%.4f ms" % t[0]) if t else "", status), flush=True)
 
-    for s in shapes:
-        B, Hq, Hkv, N, M, d, causal = s
+    for case in cases:
+        B, Hq, Hkv, N, M, d, causal = case["shape"]
+        why = not_run(case)
+        if why is not None:
+            for rung, be in backends:
+                row(rung, case, why)
+            continue
+        dt = torch.bfloat16 if case["dtype"] == "bf16" else torch.float16
+        tol = 1e-2 if case["dtype"] == "bf16" else 2e-3      # the rungs' tolerances (README: how a run is checked)
         gen = torch.Generator(device=dev).manual_seed(1234)
-        q = torch.randn(B, Hq, N, d, device=dev, dtype=torch.float16, generator=gen)
-        k = torch.randn(B, Hkv, M, d, device=dev, dtype=torch.float16, generator=gen)
-        v = torch.randn(B, Hkv, M, d, device=dev, dtype=torch.float16, generator=gen)
+        q = torch.randn(B, Hq, N, d, device=dev, dtype=dt, generator=gen)
+        k = torch.randn(B, Hkv, M, d, device=dev, dtype=dt, generator=gen)
+        v = torch.randn(B, Hkv, M, d, device=dev, dtype=dt, generator=gen)
+        if case["outlier"]:                                  # as common/inputs.c: scores in the hundreds
+            q.mul_(10.0)
+            k.mul_(10.0)
         # sanity reference, float32, for the first 128 query rows of (b, h) = (0, 0)
         rows = min(N, 128)
         sc = (q[0, 0, :rows].float() @ k[0, 0].float().T) / math.sqrt(d)
@@ -110,9 +198,6 @@ def main():
         del sc
 
         for rung, be in backends:
-            if causal and N != M:
-                row(rung, s, "unsupported: PyTorch aligns causal masks top-left; compared only at N = M")
-                continue
             calls = []
             if Hq == Hkv:
                 calls.append(("mha", lambda: F.scaled_dot_product_attention(q, k, v, is_causal=bool(causal))))
@@ -151,12 +236,12 @@ def main():
                 times.sort()
                 n = len(times)
                 med = times[n // 2] if n % 2 else 0.5 * (times[n // 2 - 1] + times[n // 2])
-                status = "ok" if rel <= 2e-3 else "FAIL: rel-L2 %.3g vs float32 math" % rel
-                row(rung, s, status, (med, times[0], times[-1]), rel, "call=%s;runs=%d;flush=%s" % (how, n, "write+read" if clean else "write"))
+                status = "ok" if rel <= tol else "FAIL: rel-L2 %.3g vs float32 math" % rel
+                row(rung, case, status, (med, times[0], times[-1]), rel, "call=%s;runs=%d;flush=%s" % (how, n, "write+read" if clean else "write"))
                 done = True
                 break
             if not done:
-                row(rung, s, "unsupported: " + (last_err or "backend refused"))
+                row(rung, case, "unsupported: " + (last_err or "backend refused"))
         del q, k, v, ref
         torch.cuda.empty_cache()
     out.close()

@@ -32,6 +32,12 @@
 #               with the column col= (default tflops) of each row; shape=prefill: the table's
 #               prefill shape only
 #   fa3-first   that table for results/lab/<gpu>-fa3-first.csv: 05c, rung 07's variants, the peers
+#   models      results/<gpu>-models.csv (lab/gpu_run.sh models, the shapes of sweeps/models.txt): a
+#               table per prefill shape (TFLOP/s) and per decode shape of decode=16x4096,1x32768 (B x M,
+#               GB/s), a row per model (the rows' model= label, in the sweep file's order), a column per
+#               rung (its best variant, named where it has several) and peer that ran a row of the
+#               table; a paged KV cache or a storage type other than bfloat16 is a column of its own;
+#               under each table, why the empty cells and the missing columns are empty
 #   report-row  one row of results/<gpu>-prefill.csv (rung=05c, on the ladder's prefill shape)
 #               printed as the rung binaries print their table (common/report.c)
 #   profile     results/<gpu>-profile.csv (make profile): per variant (rungs=05a,05c exact, or
@@ -463,6 +469,126 @@ EOF
 )" "$csv" ${files[@]+"${files[@]}"}
 }
 
+gen_models() {  # gen_models GPU DECODE: DECODE = "16x4096,1x32768", the decode shapes (B x M) shown
+  local gpu=$1 csv=$RES/$1-models.csv
+  if [ ! -f "$csv" ]; then why="no $csv"; return 1; fi
+  awk -v CSV="$csv" -v DECODE="$2" -v SWEEP=sweeps/models.txt "$AWK_CSV"$'\n'"$(cat <<'EOF'
+BEGIN {   # the order of the models in the sweep file
+  while ((getline line < SWEEP) > 0)
+    if (line !~ /^[[:space:]]*#/ && match(line, /model=[^ \t#]+/)) SW[++nsw] = substr(line, RSTART + 6, RLENGTH - 6)
+  nd = split(DECODE, D, ",")
+}
+function model_seen(m) { if (!(m in MI)) { MI[m] = ++ncm; CM[ncm] = m } }
+function field(x, k) { return match(";" x, ";" k "=[^;]*") ? substr(";" x, RSTART + length(k) + 2, RLENGTH - length(k) - 2) : "" }
+$1 ~ /^(ceiling|floor)-/ { next }
+{
+  m = field(f("extra"), "model"); if (m == "") next
+  id = $1; k = kind(id); grp = k == "rung" ? substr(id, 1, 2) : id
+  # the table: a prefill shape (a table each), or one of the decode shapes asked for
+  if (f("N") > 1) { t = "p " f("B") " " f("N") " " f("M") " " f("causal"); if (!(t in TI)) { TI[t] = 1; TP[++ntp] = t } }
+  else { t = ""; for (i = 1; i <= nd; i++) if (D[i] == f("B") "x" f("M")) t = "d " D[i]; if (t == "") next }
+  model_seen(m)
+  if (!(m in SHAPE)) SHAPE[m] = f("Hq") " / " f("Hkv") " / " f("d")
+  # the column: a rung (its best variant) or a peer; on a paged KV cache, or in a storage type
+  # other than bfloat16, a column of its own
+  q = field(f("extra"), "page") != "" ? "paged" : ""
+  if (f("dtype") != "bf16") q = q (q == "" ? "" : ", ") (f("dtype") == "f16" ? "float16" : f("dtype"))
+  c = grp (q == "" ? "" : " (" q ")")
+  if (!((t, c) in COLSEEN)) { COLSEEN[t, c] = 1; NC[t]++; COL[t, NC[t]] = c }
+  if (!(c in CK)) CK[c] = (k == "rung" ? "0" grp : "1" (100 + ++npeer)) (q == "" ? "0" : "1" q)
+  if (k == "rung" && !((grp, id) in VSEEN)) { VSEEN[grp, id] = 1; NV[grp]++ }
+  st = f("status"); v = ok() ? f(f("N") > 1 ? "tflops" : "gbps") : ""
+  # a later row of the same variant (a rerun) replaces the earlier one
+  if (!((t, m, c, id) in CS)) { NI[t, m, c]++; CID[t, m, c, NI[t, m, c]] = id }
+  CV[t, m, c, id] = (st == "ok" && v + 0 > 0) ? v : ""; CS[t, m, c, id] = st
+  if (st == "ok") { if (!index(" " COMMITS " ", " " f("commit") " ")) COMMITS = COMMITS (COMMITS == "" ? "" : ", ") f("commit"); DEV = f("device") }
+}
+function why(st) { sub(/^(unsupported|skipped): */, "", st); return st }
+function label(m,   x) { x = m; gsub(/\+/, ", ", x); return x }
+function note(t, s) { NOTES[t] = NOTES[t] (NOTES[t] == "" ? "" : "; ") s }
+function reason(t, c, r, m) {
+  if (!((t, c, r) in RM)) RO[t, ++NRS[t]] = c SUBSEP r
+  RM[t, c, r] = RM[t, c, r] (RM[t, c, r] == "" ? "" : ", ") label(m); RN[t, c, r]++
+}
+# one cell: the best ok variant's number (its id when the rung has several variants), else what
+# became of the rows: FAIL, skipped (too slow) or refused, the reason kept for the line under the
+# table (a failed variant is named there even where another variant of the rung ran)
+function cell(t, m, c,   i, id, best, bid, st, fail, skip, ref) {
+  best = fail = skip = ref = ""
+  for (i = 1; i <= NI[t, m, c]; i++) {
+    id = CID[t, m, c, i]; st = CS[t, m, c, id]
+    if (CV[t, m, c, id] != "") { if (best == "" || CV[t, m, c, id] + 0 > best + 0) { best = CV[t, m, c, id]; bid = id } }
+    else if (st ~ /^FAIL/) fail = fail (fail == "" ? "" : "; ") id " " st
+    else if (st ~ /^skipped/) skip = why(st)
+    else if (st ~ /^unsupported/ && ref == "") ref = why(st)
+  }
+  if (fail != "") note(t, c " on " label(m) ": " fail)            # said even where another variant ran
+  if (best != "") { OKCOL[t, c] = 1; return sig(best, 3) (NV[substr(c, 1, 2)] > 1 ? " (" bid ")" : "") }
+  if (fail != "") return "FAIL"
+  if (skip != "") { reason(t, c, "skipped: " skip, m); return "skipped" }
+  if (ref != "") { reason(t, c, ref, m); return "refused" }
+  return "–"
+}
+function title(t,   a) {
+  split(t, a, " ")
+  if (a[1] == "p") return sprintf("**Prefill**, %s, B = %s, N = %s, M = %s (B·N = %d tokens), TFLOP/s:", \
+    a[5] ? "causal" : "not causal", a[2], a[3], a[4], a[2] * a[3])
+  split(a[2], a, "x"); return sprintf("**Decode**, one query token, B = %s, M = %s, GB/s:", a[1], a[2])
+}
+function table(t,   i, j, n, c, line, r, p, k, cm, g, G, GK, GQ, QO, NQ, q, cs, ng, nmt) {
+  n = NC[t]                                   # the columns in lesson order, then the peers
+  for (i = 1; i <= n; i++) O[i] = COL[t, i]
+  for (i = 2; i <= n; i++) { c = O[i]; for (j = i - 1; j >= 1 && CK[O[j]] > CK[c]; j--) O[j + 1] = O[j]; O[j + 1] = c }
+  nmt = 0
+  for (j = 1; j <= nm; j++) { HAS[j] = 0; for (i = 1; i <= n; i++) { CELL[j, i] = cell(t, MODEL[j], O[i]); if (NI[t, MODEL[j], O[i]]) HAS[j] = 1 } nmt += HAS[j] }
+  print title(t); print ""
+  line = "| model | Hq / Hkv / d |"; for (i = 1; i <= n; i++) if ((t, O[i]) in OKCOL) line = line " " O[i] " |"; print line
+  line = "|---|---|"; for (i = 1; i <= n; i++) if ((t, O[i]) in OKCOL) line = line "---|"; print line
+  for (j = 1; j <= nm; j++) if (HAS[j]) {
+    line = "| " label(MODEL[j]) " | " SHAPE[MODEL[j]] " |"
+    for (i = 1; i <= n; i++) if ((t, O[i]) in OKCOL) line = line " " CELL[j, i] " |"
+    print line
+  }
+  # why a cell or a column is empty: columns with the same reason for the same models together,
+  # "00, 04 (paged, float16)"
+  ng = 0
+  for (r = 1; r <= NRS[t]; r++) {
+    split(RO[t, r], p, SUBSEP); c = p[1]; k = p[2]
+    cm = RN[t, c, k] == nmt ? "every model" : RM[t, c, k]
+    g = k SUBSEP cm; q = index(c, " (") ? substr(c, index(c, " (")) : ""
+    if (!(g in G)) { G[g] = ++ng; GK[ng] = g; NQ[ng] = 0 }
+    if (!((G[g], q) in GQ)) { GQ[G[g], q] = ""; QO[G[g], ++NQ[G[g]]] = q }
+    GQ[G[g], q] = GQ[G[g], q] (GQ[G[g], q] == "" ? "" : ", ") substr(c, 1, length(c) - length(q))
+  }
+  line = ""
+  for (r = 1; r <= ng; r++) {
+    split(GK[r], p, SUBSEP); k = p[1]; sub(/\.$/, "", k); cs = ""
+    for (i = 1; i <= NQ[r]; i++) cs = cs (i > 1 ? " and " : "") GQ[r, QO[r, i]] QO[r, i]
+    line = line (line == "" ? "" : "; ") cs ", " p[2] ": " k
+  }
+  if (NOTES[t] != "") line = line (line == "" ? "" : "; ") "failed: " NOTES[t]
+  if (line != "") { print ""; print "Not run: " line "." }
+}
+END {
+  if (ncm == 0) { print "no rows with model= in " CSV; exit 1 }
+  # the CSV's models in the order of the sweep file; those it does not name follow, in the CSV's order
+  for (i = 1; i <= nsw; i++) if ((SW[i] in MI) && !(SW[i] in PLACED)) { PLACED[SW[i]] = 1; MODEL[++nm] = SW[i] }
+  for (i = 1; i <= ncm; i++) if (!(CM[i] in PLACED)) { PLACED[CM[i]] = 1; MODEL[++nm] = CM[i] }
+  ntab = 0; for (i = 1; i <= ntp; i++) TAB[++ntab] = TP[i]
+  for (i = 1; i <= nd; i++) TAB[++ntab] = "d " D[i]
+  printf "%s: every rung variant and the peers over sweeps/models.txt (%s%s). Per model, the best variant of each rung (its id in brackets where the rung has several); bfloat16 unless a column says otherwise; a column only for a rung that ran a row of the table, and the line under each table says why the others did not.\n", \
+    CSV, COMMITS == "" ? "no ok row" : index(COMMITS, ",") ? "commits " COMMITS ": rows of more than one run, the CSV's # rerun: lines say which" : "one run, commit " COMMITS, \
+    DEV != "" ? "; " DEV : ""
+  for (i = 1; i <= ntab; i++) {
+    t = TAB[i]; print ""
+    if (NC[t] == 0) { split(t, a, " "); split(a[2], a, "x"); printf "**Decode**, B = %s, M = %s: no rows in %s.\n", a[1], a[2], CSV; continue }
+    table(t)
+  }
+}
+EOF
+)" "$csv"
+}
+
 generate() {  # generate SPEC > text: SPEC is "NAME key=value ..."
   local spec=$1 name=${1%% *} gpu
   gpu=$(arg "$spec" gpu "${RESULTS_GPU:-h100}")
@@ -476,6 +602,7 @@ generate() {  # generate SPEC > text: SPEC is "NAME key=value ..."
     table)      gen_table "$(arg "$spec" csv "")" "$(arg "$spec" ids "")" "$(arg "$spec" col tflops)" "$(arg "$spec" shape "")" ;;
     fa3-first)  gen_table "$RES/lab/$gpu-fa3-first.csv" 05c,07a,07b,07c,torch-flash,torch-cudnn tflops ;;
     decode)     gen_decode "$gpu" "$(arg "$spec" rungs 06a,06b,06c)" ;;
+    models)     gen_models "$gpu" "$(arg "$spec" decode 16x4096,1x32768)" ;;
     *)          why="unknown block name '$name'"; return 1 ;;
   esac
 }
