@@ -517,8 +517,8 @@ static void sweep_model_label(void)
 }
 
 /* sweeps/models.txt (run from the repository root, as make test does): every line parses, names
- * its model, and is the prefill (causal, bfloat16, B·N = 16384) or a decode line (N = 1; bfloat16
- * contiguous, or float16 on 64-key pages); each model has one prefill line, and its decode lines
+ * its model, and is the prefill (causal, bfloat16, B·N = 16384) or a decode line (N = 1, bfloat16;
+ * contiguous or on 64-key pages); each model has one prefill line, and its decode lines
  * both ways. */
 static void sweep_models_file(void)
 {
@@ -548,7 +548,7 @@ static void sweep_models_file(void)
                        "sweeps/models.txt:%d: a prefill line that is not causal bfloat16 B·N = 16384", lineno);
             prefill[m]++;
         } else if (s->page_size) {
-            EXPECT_MSG(s->page_size == 64 && s->dtype == ATTN_F16, "sweeps/models.txt:%d: a paged line not float16 page=64", lineno);
+            EXPECT_MSG(s->page_size == 64 && s->dtype == ATTN_BF16, "sweeps/models.txt:%d: a paged line not bfloat16 page=64", lineno);
             paged[m]++;
         } else {
             EXPECT_MSG(s->dtype == ATTN_BF16, "sweeps/models.txt:%d: a contiguous decode line not bfloat16", lineno);
