@@ -8,7 +8,8 @@
 #   sanitize   compute-sanitizer memcheck, racecheck, synccheck: every rung variant (or SAN_RUNGS), a small
 #              shape with tails (N = 77, M = 131), causal, GQA, plus a varlen decode shape and a uniform
 #              one (rung 06 merges it in clusters of 8 on sm_90), and a varlen decode batch on a paged
-#              KV cache of 16-key pages (rung 06 alone; the other rungs refuse it)
+#              KV cache of 16-key pages, in float16 at d = 64 and in bfloat16 at d = 80 (rung 06 alone;
+#              the other rungs refuse it)
 #   tune       rung 05's tuning candidates and ablations (lab/tune05.sh) -> results/lab/<gpu>-tune05.csv
 #   tour       make: the tour (tools/tour.sh), every rung variant, the ceilings and the peers on the
 #              ladder table's two shapes -> results/<gpu>-tour.csv, the table, the plots; its
@@ -75,7 +76,8 @@ for step in "$@"; do
             for shape in "--b 2 --hq 4 --hkv 2 --n 77 --m 131 --d 64 --causal" \
                          "--b 3 --hq 8 --hkv 1 --n 1 --m 300 --d 128 --seqlens 1,300,77" \
                          "--b 4 --hq 8 --hkv 1 --n 1 --m 1024 --d 128" \
-                         "--page-size 16 --b 3 --hq 8 --hkv 2 --n 3 --m 300 --d 64 --causal --seqlens 1,300,77"; do
+                         "--page-size 16 --b 3 --hq 8 --hkv 2 --n 3 --m 300 --d 64 --causal --seqlens 1,300,77" \
+                         "--page-size 16 --b 3 --hq 8 --hkv 2 --n 3 --m 300 --d 80 --causal --seqlens 1,300,77 --dtype bf16"; do
               echo "### $v $tool $shape" >> $LOG/sanitize.log
               compute-sanitizer --tool $tool --error-exitcode 9 "$b" --variant "$v" $shape --no-time \
                   >> $LOG/sanitize.log 2>&1
@@ -89,10 +91,12 @@ for step in "$@"; do
       done;;
     tune)
       # rung 05's tuning candidates and ablations (lab/tune05.cu), each on the shapes of its d
+      # (TUNE_IDS: only those; the CSV is then results/lab/<gpu>-tune05-<TUNE_TAG>.csv)
       gpu=$(build/bin/00_baseline --probe | cut -d' ' -f1)
       lab/tune05.sh $LOG/tune05.csv 2> $LOG/tune05.err | tee -a "$summary"; rc=${PIPESTATUS[0]}
-      mkdir -p results/lab && [ -s $LOG/tune05.csv ] && cp $LOG/tune05.csv results/lab/$gpu-tune05.csv
-      say "tune: exit $rc, $(grep -c ',ok,' $LOG/tune05.csv 2>/dev/null) ok rows -> results/lab/$gpu-tune05.csv";;
+      dst=results/lab/$gpu-tune05${TUNE_TAG:+-$TUNE_TAG}.csv
+      mkdir -p results/lab && [ -s $LOG/tune05.csv ] && cp $LOG/tune05.csv $dst
+      say "tune: exit $rc, $(grep -c ',ok,' $LOG/tune05.csv 2>/dev/null) ok rows -> $dst";;
     ladder)
       # stop in time for the results to come back (the device call's own limit is 600 s)
       timeout --signal=INT ${LADDER_TIMEOUT:-480} make ladder > $LOG/ladder.log 2>&1; rc=$?

@@ -10,7 +10,7 @@
 #
 # The CSV is the driver's (metadata lines, then its columns) with two columns in front:
 # cfg (the variant's index) and config (its tile sizes and switches). One line per row is printed.
-# BUILD, NVCC and ARCH as for make.
+# BUILD, NVCC and ARCH as for make; TUNE_IDS (e.g. "t2 t17") times only those variants.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BUILD=${BUILD:-build}
@@ -41,6 +41,7 @@ tmp=$BUILD/tune05.rows.csv
 rows=$BUILD/tune05.rows
 rm -f "$out" "$tmp" "$rows"
 "$bin" --list | while IFS=$'\t' read -r id config _; do
+  if [ -n "${TUNE_IDS:-}" ] && ! printf '%s\n' $TUNE_IDS | grep -qx "$id"; then continue; fi
   d=${config#d=}; d=${d%% *}
   for c in "" --causal; do
     for n in 1024 4096; do
