@@ -3,16 +3,16 @@
  * the flipped loop on WMMA, is fa2_wmma.cu.)
  *
  * Grid (ceil(N/Br), Hq, B), query tiles walked in reverse so that the longest causal rows start
- * first. Block: WARPS = 4 warps; Br = WARPS * WR rows, WR = 16 * MT. Tiles (fa2_configs_05b/05c
- * below, the same for both variants): d = 64: Br = 128, Bc = 128; d = 128: Br = 128, Bc = 64;
- * d = 256: Br = Bc = 64. Warp w owns rows [w*WR, (w+1)*WR) of the tile (32 rows, MT = 2; 16 at
- * d = 256) and all Bc columns of their scores, so its softmax needs no other warp: a row lives in
+ * first. Block: WARPS warps; Br = WARPS * WR rows, WR = 16 * MT. Tiles (fa2_configs_05b/05c
+ * below, the same for both variants): d = 64: Br = 128, Bc = 128, 4 warps; d = 128: Br = 128,
+ * Bc = 64, 4 warps; d = 256: Br = 128, Bc = 64, 8 warps. Warp w owns rows [w*WR, (w+1)*WR) of the
+ * tile (32 rows, MT = 2; 16 at d = 256) and all Bc columns of their scores, so its softmax needs no other warp: a row lives in
  * the 4 lanes of an mma quad, and its max and sum are 2 shuffles. Its O rows (WR x d, float32),
  * m and l are registers for the whole K/V loop. Shared memory (the storage type T, no padding):
  *   Q tile  Br x d           loaded once; each warp reads only its own rows (and at the end
  *                            stages its output rows there)
  *   K tile  Bc x d  x STAGES (1 in 05b, 2 in 05c)
- *   V tile  Bc x d  x STAGES        48 / 64 / 96 KB (05b), 80 / 96 / 160 KB (05c) at d = 64/128/256
+ *   V tile  Bc x d  x STAGES        48 / 64 / 128 KB (05b), 80 / 96 / 192 KB (05c) at d = 64/128/256
  * Causal: K/V tiles entirely above the diagonal are never loaded; only tiles that cross the
  * diagonal (or the end of the keys) pay for per-element masks.
  *
@@ -334,34 +334,43 @@ typedef struct fa2_config {
       fa2_kernel<D, BR, BC, W, A, S, __nv_bfloat16, true>},                                 \
      (size_t)((BR) * (D) + ((A) ? 2 : 1) * 2 * (BC) * (D)) * 2}
 
-/* At d = 64 and 128, the fastest 05c tiles of a tuning run on an H100 (lab/tune05.sh, which also
- * times the candidates that lost and each of 05c's two changes alone; results/lab/h100-tune05.csv).
- * d = 256 was not tuned: Br = 64 keeps O at 128 floats per lane. 05b runs the same tiles, so that
- * the step from 05b to 05c changes only the loads and the layout. Every other head dim (a multiple
- * of 8 from 32 to 256) runs the padded kernel of the next tile up: 32..56 in the d = 64 tile,
- * 72..120 in the d = 128 tile, 136..248 in the d = 256 tile. */
-#define FA2_NDIMS 3
-static const fa2_config fa2_configs_05b[FA2_NDIMS] = {
+/* The fastest 05c tiles of tuning runs on an H100 (lab/tune05.sh, which also times the candidates
+ * that lost and each of 05c's two changes alone; results/lab/h100-tune05.csv for d = 64 and 128,
+ * results/lab/h100-tune05-d256.csv for d = 256). At d = 256 that is 128 rows on 8 warps of 16 rows
+ * (O is 128 floats a lane): 192 KB of shared memory in 05c, more than an A100 gives a block, so 05c
+ * keeps the 64 x 64 tile on 4 warps (160 KB) for GPUs that allow less. 05b runs the same tiles, so
+ * that the step from 05b to 05c changes only the loads and the layout. Every other head dim (a
+ * multiple of 8 from 32 to 256) runs the padded kernel of the next tile up: 32..56 in the d = 64
+ * tile, 72..120 in the d = 128 tile, 136..248 in the d = 256 tile. */
+static const fa2_config fa2_configs_05b[] = {
     FA2_CFG(64, 128, 128, 4, 0, 0),
     FA2_CFG(128, 128, 64, 4, 0, 0),
-    FA2_CFG(256, 64, 64, 4, 0, 0),
+    FA2_CFG(256, 128, 64, 8, 0, 0),
 };
-static const fa2_config fa2_configs_05c[FA2_NDIMS] = {
+static const fa2_config fa2_configs_05c[] = {
     FA2_CFG(64, 128, 128, 4, 1, 1),
     FA2_CFG(128, 128, 64, 4, 1, 1),
-    FA2_CFG(256, 64, 64, 4, 1, 1),
+    FA2_CFG(256, 128, 64, 8, 1, 1),
+    FA2_CFG(256, 64, 64, 4, 1, 1),       /* where a block may not have 192 KB */
 };
+#define FA2_COUNT(t) (int)(sizeof(t) / sizeof((t)[0]))
 
 /* The head dims rung 05 runs: multiples of 8 (rows of whole 16-byte chunks) from 32 to 256. */
 static int fa2_head_dim_ok(int d) { return d >= 32 && d <= 256 && d % 8 == 0; }
 
-/* A variant's configuration for head dim d: the smallest tile with D >= d; or NULL. */
-static const fa2_config *fa2_pick(const fa2_config *table, int d)
+/* A variant's configuration for head dim d on this GPU: the first of the smallest tile D >= d whose
+ * shared memory the GPU allows a block, else the first of that tile (which fa2_refuse then refuses,
+ * saying how much it needs); or NULL. */
+static const fa2_config *fa2_pick(const fa2_config *table, int n, int d, const attn_env *env)
 {
     if (!fa2_head_dim_ok(d)) return NULL;
-    for (int i = 0; i < FA2_NDIMS; i++)
-        if (table[i].d >= d) return &table[i];
-    return NULL;
+    const fa2_config *first = NULL;
+    for (int i = 0; i < n; i++) {
+        if (table[i].d < d || (first && table[i].d != first->d)) continue;
+        if (!first) first = &table[i];
+        if (table[i].smem <= env->smem_per_block_optin) return &table[i];
+    }
+    return first;
 }
 
 /* 0 if configuration c (NULL: none for this head dim) can run the shape, else 1 and the reason. */
@@ -412,10 +421,11 @@ static const char *fa2_launch(const fa2_config *c, const attn_args *a, cudaStrea
     return fa2_start<__half>(c, c->f16[pad], a, st);
 }
 
-static int unsupported_05b(const attn_shape *s, const attn_env *e, char *w, size_t n) { return fa2_refuse(fa2_pick(fa2_configs_05b, s->d), s, e, w, n); }
-static int unsupported_05c(const attn_shape *s, const attn_env *e, char *w, size_t n) { return fa2_refuse(fa2_pick(fa2_configs_05c, s->d), s, e, w, n); }
-static const char *run_05b(const attn_args *a, cudaStream_t st) { return fa2_launch(fa2_pick(fa2_configs_05b, a->shape.d), a, st); }
-static const char *run_05c(const attn_args *a, cudaStream_t st) { return fa2_launch(fa2_pick(fa2_configs_05c, a->shape.d), a, st); }
+#define FA2_PICK(t, d, env) fa2_pick(t, FA2_COUNT(t), d, env)
+static int unsupported_05b(const attn_shape *s, const attn_env *e, char *w, size_t n) { return fa2_refuse(FA2_PICK(fa2_configs_05b, s->d, e), s, e, w, n); }
+static int unsupported_05c(const attn_shape *s, const attn_env *e, char *w, size_t n) { return fa2_refuse(FA2_PICK(fa2_configs_05c, s->d, e), s, e, w, n); }
+static const char *run_05b(const attn_args *a, cudaStream_t st) { return fa2_launch(FA2_PICK(fa2_configs_05b, a->shape.d, &a->env), a, st); }
+static const char *run_05c(const attn_args *a, cudaStream_t st) { return fa2_launch(FA2_PICK(fa2_configs_05c, a->shape.d, &a->env), a, st); }
 
 static const rung rung_05b = {
     "05b", "fa2 mma.sync, registers",

@@ -6,9 +6,8 @@
  * split kernel loads 64-key tiles that start at a multiple of 64 keys (its KV blocks are multiples
  * of 64), so a tile starts at position pos0 = key0 % P of its first page, a multiple of 16, and
  * spans at most SK_PAGE_SLICE = 4 pages (P = 16). Each tile's slice of the block table (the
- * physical pages of its keys) is read by the first SK_PAGE_SLICE threads, one entry each, into a
- * register two tiles before the tile's loads are issued, and stored into shared memory one tile
- * later, so the table's latency hides behind a whole iteration of the loop.
+ * physical pages of its keys) is fetched a tile ahead into shared memory, one entry per thread of
+ * the first SK_PAGE_SLICE, so the table's latency hides behind a tile of math.
  *
  * Two ways to load a tile (load_kv_paged):
  *   in one page (pos0 + 64 <= P: every tile when P is a multiple of 64): one base address, and

@@ -188,16 +188,13 @@ split_kv_kernel(sk_params p, sk_plan plan, sk_pages pg, int d)
         const int4 seg = si == head.x ? first : plan.segs[si];
         const int seq = seg.x, rg = seq % p.n_rg, bk = seq / p.n_rg;
         const int kvh = bk % p.Hkv, b = bk / p.Hkv;
-        /* PAGED: this request's row of the block table, the first STAGES tiles' slices (one entry
-         * per thread) and the next tile's (pg_held, threads 0..3), asked for before anything waits
-         * for the request's length */
+        /* PAGED: this request's row of the block table, and the first SK_STAGES tiles' slices (one
+         * entry per thread), asked for before anything waits for the request's length */
         const int *bt = pg.table + (size_t)b * pg.max_pages;
-        int pg_first = 0, pg_held = 0;
+        int pg_first = 0;
         if (PAGED && threadIdx.x < STAGES * SK_PAGE_SLICE)
             pg_first = sk_page_entry(bt, pg.max_pages, seg.y * p.blk + (threadIdx.x / SK_PAGE_SLICE) * SK_TILE, pg.P,
                                      threadIdx.x % SK_PAGE_SLICE);
-        if (PAGED && threadIdx.x < SK_PAGE_SLICE)
-            pg_held = sk_page_entry(bt, pg.max_pages, seg.y * p.blk + STAGES * SK_TILE, pg.P, threadIdx.x);
         const int mk = p.seqlens_k ? p.seqlens_k[b] : p.M;
         const int k_lo = seg.y * p.blk, k_hi = min(seg.z * p.blk, mk);
         const int n_tiles = (k_hi - k_lo + SK_TILE - 1) / SK_TILE;
@@ -211,7 +208,7 @@ split_kv_kernel(sk_params p, sk_plan plan, sk_pages pg, int d)
         const size_t kv_row = (size_t)p.Hkv * dg;
 
         load_tile<D, RG, SK_THREADS, true, true, PAD>(sQ, reinterpret_cast<const T *>(p.q) + q_row0 * dg, p.rows - r0, d);
-        if (PAGED) {   /* the first slices in place; the loop fetches each later one two tiles ahead */
+        if (PAGED) {   /* the first slices in place; the loop fetches each later one a tile ahead */
             if (threadIdx.x < STAGES * SK_PAGE_SLICE) s_pg[threadIdx.x] = pg_first;
             __syncthreads();
         }
@@ -254,6 +251,12 @@ split_kv_kernel(sk_params p, sk_plan plan, sk_pages pg, int d)
                 }
             }
             cp_async_commit();
+            /* PAGED: the slice of tile nj + 1 is fetched now and stored after this tile's math, into
+             * the slot of tile j (issued STAGES - 1 iterations ago); the next iteration's barrier
+             * publishes it, and its latency hides behind the math */
+            const bool fetch = PAGED && threadIdx.x < SK_PAGE_SLICE && nj + 1 < n_tiles;
+            int pg_next = 0;
+            if (fetch) pg_next = sk_page_entry(bt, pg.max_pages, k_lo + (nj + 1) * SK_TILE, pg.P, threadIdx.x);
             const uint32_t stage_off = (uint32_t)(j % STAGES) * STAGE_BYTES;
 
             /* S = Q K^T: all RG rows x this warp's 16 keys */
@@ -343,14 +346,7 @@ split_kv_kernel(sk_params p, sk_plan plan, sk_pages pg, int d)
                     mma_16816_t<T>(o[mt][dt + 1], a[mt], bv[2], bv[3]);
                 }
             }
-            /* PAGED: after this tile's math, threads 0..3 store the slice of tile nj + 1, fetched an
-             * iteration ago, into the slot of tile j (issued STAGES - 1 iterations ago; the next
-             * iteration's barrier publishes it), and fetch the slice of tile nj + 2: each table read
-             * has a whole iteration to land before anyone waits for it */
-            if (PAGED && threadIdx.x < SK_PAGE_SLICE && nj + 1 < n_tiles) {
-                s_pg[((nj + 1) % STAGES) * SK_PAGE_SLICE + threadIdx.x] = pg_held;
-                if (nj + 2 < n_tiles) pg_held = sk_page_entry(bt, pg.max_pages, k_lo + (nj + 2) * SK_TILE, pg.P, threadIdx.x);
-            }
+            if (fetch) s_pg[((nj + 1) % STAGES) * SK_PAGE_SLICE + threadIdx.x] = pg_next;
         }
 
         /* ---- merge the four warps' (O, m, l) of every row: the {m, d} merge, through smem ----
