@@ -85,9 +85,13 @@ out=$(RESULTS_DIR="$tmp/empty" tools/readme_results.sh --check 2>&1); rc=$?
 line=$(printf '%s\n' "$out" | grep '^README.md:')
 check "README.md: its blocks kept as they are without results (--check exit 0)" "$rc" 0
 contains "README.md: the models block among them" "$line" "models (no $tmp/empty/h100-models.csv)"
-# until a models CSV is committed, the README's block holds no number (nothing invented)
+# with a models CSV committed, the README's block is the one made from it; until then it holds no
+# number (nothing invented)
 if ls results/*-models.csv >/dev/null 2>&1; then
-  echo "skip README.md: the models block is made of $(ls results/*-models.csv | head -n 1)"
+  made=$(tools/readme_results.sh --print "models" 2>&1)
+  text=$(sed -n '/^<!-- results:models/,/^<!-- \/results -->/p' README.md | sed '1d;$d')
+  if [ -n "$made" ] && [ "$made" = "$text" ]; then echo "ok README.md: the models block is the one made from $(ls results/*-models.csv | head -n 1)"
+  else echo "FAIL README.md: the models block differs from tools/readme_results.sh --print models (run it, or make plots)"; fi
 else
   text=$(sed -n '/^<!-- results:models/,/^<!-- \/results -->/p' README.md | sed '1d;$d')
   if [ -n "$text" ] && ! printf '%s' "$text" | grep -q '[0-9]'; then echo "ok README.md: the models block holds no number yet"
