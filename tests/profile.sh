@@ -5,14 +5,8 @@
 # one name and the softmax; and two exports ncu wrote on the H100), the roofline's placement (tools/roofline.awk), the README block made of
 # the rows, and plots/<gpu>-roofline.png drawn from them (where gnuplot is). Prints "ok <name>" or
 # "FAIL <name>: <why>" per check.
-set -u
-cd "$(dirname "$0")/.." || exit 1
-tmp=$(mktemp -d) || exit 1
-trap 'rm -rf "$tmp"' EXIT
+. "$(dirname "$0")/lib.sh"   # set -u, cd to the root, $tmp, check/has/contains
 
-check() {  # check NAME GOT WANT
-  if [ "$2" = "$3" ]; then echo "ok $1"; else echo "FAIL $1: got '$2', want '$3'"; fi
-}
 near() {  # near NAME GOT WANT: equal to 1e-6 relative
   if awk -v g="$2" -v w="$3" 'BEGIN { d = g - w; if (d < 0) d = -d; exit !(g != "" && d <= 1e-6 * (w < 0 ? -w : w) + 1e-12) }'; then
     echo "ok $1"; else echo "FAIL $1: got '$2', want $3"; fi

@@ -46,14 +46,7 @@ section tests/profile.sh
 # --- 2d. The models sweep: the README's models block and plot made of a synthetic CSV
 #         (tests/data/models-synthetic.csv), and the peers' reading of sweeps/models.txt ---
 echo "== models table and plot (tests/models.sh)"
-out=$(tests/models.sh 2>&1)
-printf '%s\n' "$out" | grep -v '^ok ' || true
-p=$(printf '%s\n' "$out" | grep -c '^ok ')
-f=$(printf '%s\n' "$out" | grep -c '^FAIL ')
-s=$(printf '%s\n' "$out" | grep -c '^skip ')
-[ "$p" -eq 0 ] && [ "$f" -eq 0 ] && { echo "FAIL tests/models.sh printed no result"; f=1; }
-echo "   $p passed, $f failed$([ "$s" -gt 0 ] && echo ", $s skipped")"
-count "$p" "$f" "$s"
+section tests/models.sh
 
 # --- 3. Plots draw from the committed results (needs gnuplot) ---
 echo "== plots from results/"
