@@ -20,8 +20,10 @@
 #              sweep, rung 06's targets on it (lab/decode_targets.sh) -> logs/targets06.txt
 #   models     the open models' shapes (sweeps/models.txt): make ladder with SWEEPS=models, every rung
 #              variant that accepts them and the peers in one run -> results/<gpu>-models.csv (RUNGS
-#              re-measures a part; the rest kept). Estimated at about 5 minutes on an H100 (not yet
-#              run), most of it the CPU making each shape's inputs; rungs 01-03 refuse every line
+#              re-measures a part; the rest kept). 7:50 on an H100 (commit 0fe8885), most of it the CPU
+#              making each shape's inputs: with a build it does not fit one 10-minute device call, so
+#              build in an earlier call or carry build/bin (results/h100-models.csv's run did:
+#              SWEEPS=models tools/ladder.sh on the carried binaries); rungs 01-03 refuse every line
 #              (float16 only), and a rung whose first launch of a shape takes over --too-slow (10 s)
 #              skips the larger ones
 #   ceilings   just the two ceilings
@@ -109,7 +111,7 @@ for step in "$@"; do
       fi;;
     models)
       # stop in time for the results to come back; an interrupted run leaves results/<gpu>-models.csv.partial
-      SWEEPS=models timeout --signal=INT ${MODELS_TIMEOUT:-480} make ladder > $LOG/models.log 2>&1; rc=$?
+      SWEEPS=models timeout --signal=INT ${MODELS_TIMEOUT:-540} make ladder > $LOG/models.log 2>&1; rc=$?
       grep -E '^make ladder|^== |^wrote' $LOG/models.log | tee -a "$summary" >/dev/null
       grep -E "FAIL" $LOG/models.log | head -n 20 | tee -a "$summary"
       gpu=$(build/bin/00_baseline --probe | cut -d' ' -f1)
