@@ -86,7 +86,7 @@ for step in "$@"; do
               rc=$?
               # exit 3: the rung refuses the shape (nothing ran); 9: the sanitizer found errors
               case $rc in 0) r=clean;; 3) r=refused;; 9) r=ERRORS;; *) r="exit $rc";; esac
-              say "sanitize $v $tool [$(echo $shape | cut -c1-40)]: $r"
+              say "sanitize $v $tool [$shape]: $r"
             done
           done
         done
