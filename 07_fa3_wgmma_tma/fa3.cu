@@ -4,29 +4,29 @@
  *
  * Grid (ceil(N / 128), B * Hq). Block: two warpgroups (256 threads); warpgroup wg owns query rows
  * [64 wg, 64 wg + 64) of the tile, and within it warp w rows [16 w, 16 w + 16) -- the rows of
- * wgmma's m64 accumulators. Bc = 128 keys per K/V tile at d = 64 and 128, 64 at d = 256.
+ * wgmma's m64 accumulators. The tile sizes per head dim are one table, f3_tile below.
  * Shared memory, 1024-byte aligned, every tile 128B-swizzled in chunks of 64 columns as TMA
  * writes it (common/hopper.cuh):
  *   Q tile  128 x d            loaded once
- *   K tile  Bc x d  x STAGES (3 where they fit, d <= 128; 2 at d = 256)
- *   V tile  Bc x d  x STAGES           112 / 224 / 192 KB at d = 64 / 128 / 256
+ *   K tiles Bc x d, STAGES of them, then V tiles Bc x d, STAGES of them
  *   mbarriers: Q, and one per stage (its TMA bytes counted in)
  * Per K/V tile j (stage j % STAGES), every warpgroup:
- *   wait on the stage's barrier; S = Q K^T: d / 16 wgmmas m64 n Bc k16, both operands from shared
+ *   wait on the stage's barrier; S = Q K^T: DK / 16 wgmmas m64 nBc k16, both operands from shared
  *   memory (K-major); wait for them; masks (past M, causal) and the online softmax on the
  *   accumulators in registers, in log2 units, as in rung 05; P packed to halves in registers is
- *   the A operand of O += P V: Bc / 16 wgmmas m64 n d k16, B = V from shared memory (N-major);
+ *   the A operand of O += P V: Bc / 16 wgmmas m64 nDV k16, B = V from shared memory (N-major);
  *   wait; a block barrier; then thread 0 refills the stage with tile j + STAGES.
  * The loads of tile j + 1 (already issued) overlap tile j's products; the products and the softmax
- * do not overlap each other (07b, 07c, 07d take those steps).
+ * do not overlap each other (07b to 07e take those steps).
  *
  * 07a against rung 05 (05c), every change:
  *   - wgmma (64 x N x 16 per warpgroup, asynchronous, operands read from shared memory by the
  *     tensor cores through descriptors) instead of mma.sync (16 x 8 x 16 per warp, operands
  *     gathered into registers by ldmatrix first): no ldmatrix, no B fragments in registers.
  *   - TMA instead of cp.async: one thread issues a copy per 64-column box of a tile; completion
- *     is counted in bytes on an mbarrier instead of cp.async groups and a block barrier. Rows and
- *     keys past N and M are zero-filled by TMA (the tensor maps are 3-D: [B*H][N or M][d]).
+ *     is counted in bytes on an mbarrier instead of cp.async groups and a block barrier. Rows,
+ *     keys and columns past N, M and d are zero-filled by TMA (the tensor maps are 3-D:
+ *     [B*H][N or M][d]).
  *   - The 128B swizzle of TMA and wgmma replaces 05c's own XOR swizzle (the same idea).
  *   - 8 warps in two warpgroups (05c: 4 warps), 128 rows per block; Bc = 128 at d = 128 (05c: 64).
  *   - P goes to the second product straight from the accumulators of the first, as in 05c, but in
@@ -42,41 +42,47 @@
 #include "../common/tiles.cuh"
 #include "../common/tensor_map.h"
 
-#define F3_BR 128                 /* query rows per block */
-#define F3_THREADS 256            /* two warpgroups */
+#define F3_BR 128                 /* query rows per block (per work tile in 07e) */
+#define F3_THREADS 256            /* 07a: two warpgroups */
+#define F3_SMEM_MAX (227 * 1024)  /* the most shared memory a block may have on an H100 */
 #define LOG2E 1.4426950408889634f
 #define LN2 0.6931471805599453f
 
-template <int D>
+/* The tile sizes per head dim, one table (as ThunderKittens' tile-dims struct). A head dim d (a
+ * multiple of 8 up to 256) runs in the tile of the next DK in {64, 96, 128, 192, 256}; the columns
+ * from d up are zero-filled by TMA and never written out.
+ *   DK  the columns S = Q K^T reads: DK / 16 k16 steps.
+ *   CH  64-column chunks a row of Q, K, V or O takes in shared memory.
+ *   DV  the columns of O += P V: one wgmma of N = DV per k16 step. A multiple of 64 (a whole
+ *       number of swizzled chunks, the N-major layout of V), so d = 96 computes P V as 128 wide.
+ *   BC  keys per K/V tile: the largest that leaves two stages in shared memory with
+ *       FlashAttention-3's choices (128 up to d = 128, 112 at 192, 80 at 256); WIDE (not causal,
+ *       d = 64 and 128) takes FlashAttention-3's wider non-causal tiles, 192 and 176.
+ *   STAGES  K/V stages: as many as fit, at most 3.
+ *   TURNS  07d and 07e keep 07c's turns between the consumers up to d = 128 (intra_overlap.cuh). */
+template <int DK_, bool WIDE = false>
 struct f3_tile {
-    static constexpr int BC = D <= 128 ? 128 : 64;            /* keys per K/V tile */
-    static constexpr int ON = D <= 128 ? D : 128;              /* N of one O wgmma */
-    static constexpr int OH = D / ON;                          /* O wgmmas per k16 step (d = 256: 2) */
-    static constexpr int STAGES = D <= 128 ? 3 : 2;            /* K/V stages: as many as fit */
-    static constexpr uint32_t q_bytes = F3_BR * D * 2, kv_bytes = BC * D * 2;
-    static constexpr size_t smem = 1024 + q_bytes + STAGES * 2 * kv_bytes + 64;
+    static constexpr int DK = DK_;
+    static constexpr int CH = (DK + 63) / 64;
+    static constexpr int DV = 64 * CH;
+    static constexpr int BC = WIDE ? (DK == 64 ? 192 : 176) : DK <= 128 ? 128 : DK <= 192 ? 112 : 80;
+    static constexpr uint32_t q_bytes = F3_BR * CH * 128, kv_bytes = BC * CH * 128;
+    static constexpr int FIT = (int)((F3_SMEM_MAX - 2048 - q_bytes) / (2 * kv_bytes));
+    static constexpr int STAGES = FIT < 3 ? FIT : 3;
+    static constexpr bool TURNS = DK <= 128;
+    static constexpr size_t smem = 1024 + q_bytes + 2 * STAGES * kv_bytes + 256;
+    static_assert(!WIDE || DK == 64 || DK == 128, "wide tiles at d = 64 and 128");
+    static_assert(STAGES >= 2 && BC % 16 == 0 && smem <= F3_SMEM_MAX, "two stages fit");
+    static_assert(q_bytes <= STAGES * kv_bytes, "07e's O staging fits in the V stages");
 };
 
 typedef struct f3_params {
     void *o;
     float *lse;
-    int Hq, Hkv, N, M, causal;
+    int Hq, Hkv, N, M, causal, d;
     float scale_log2;
+    int n_mblocks, n_bh, tiles, sec;   /* 07e's schedule: query blocks, heads, work tiles, heads per L2 section */
 } f3_params;
-
-/* One wgmma of the S product (N = Bc) or of the O product (N = ON), picked by N. */
-template <int N, int TRANS_B, bool BF16>
-static __device__ __forceinline__ void wgmma_ss(float (&d)[N / 2], uint64_t da, uint64_t db, int acc)
-{
-    if constexpr (N == 64) wgmma_ss_64<TRANS_B, BF16>(d, da, db, acc);
-    else wgmma_ss_128<TRANS_B, BF16>(d, da, db, acc);
-}
-template <int N, int TRANS_B, bool BF16>
-static __device__ __forceinline__ void wgmma_rs(float (&d)[N / 2], const uint32_t (&a)[4], uint64_t db, int acc)
-{
-    if constexpr (N == 64) wgmma_rs_64<TRANS_B, BF16>(d, a, db, acc);
-    else wgmma_rs_128<TRANS_B, BF16>(d, a, db, acc);
-}
 
 /* Two floats as two elements of the storage type in one register (the lower column low). */
 template <bool BF16>
@@ -90,9 +96,14 @@ static __device__ __forceinline__ uint32_t pack2(float lo, float hi)
     }
 }
 
-/* Where a block's tiles live: 1024-aligned shared memory, Q, then stage s's K and V, then the
- * mbarriers (bar[0]: Q; then per stage "full", and in 07b "empty"). */
-template <int D>
+/* The mbarriers of a block, by slot: Q full (TMA) and empty (07e: the consumers are done with it),
+ * O full and empty (07e: the staged O is written / has left), then per stage K full, V full, K
+ * empty, V empty (07a: one full barrier per stage for K and V, the K slot). */
+enum { F3_QFULL = 0, F3_QEMPTY, F3_OFULL, F3_OEMPTY, F3_RING };
+
+/* Where a block's tiles live: 1024-aligned shared memory, Q, the K stages, the V stages (07e's O
+ * is staged over the first V stages once the last P V is done), then the mbarriers. */
+template <class T>
 struct f3_smem {
     unsigned char *base;
     __device__ __forceinline__ f3_smem(unsigned char *raw)
@@ -101,80 +112,86 @@ struct f3_smem {
         base = raw + (((a + 1023) & ~1023u) - a);
     }
     __device__ __forceinline__ __half *q() const { return reinterpret_cast<__half *>(base); }
-    __device__ __forceinline__ __half *k(int s) const { return reinterpret_cast<__half *>(base + f3_tile<D>::q_bytes + 2 * s * f3_tile<D>::kv_bytes); }
-    __device__ __forceinline__ __half *v(int s) const { return k(s) + f3_tile<D>::kv_bytes / 2; }
+    __device__ __forceinline__ __half *k(int s) const { return reinterpret_cast<__half *>(base + T::q_bytes + s * T::kv_bytes); }
+    __device__ __forceinline__ __half *v(int s) const { return k(T::STAGES + s); }
+    __device__ __forceinline__ __half *o() const { return v(0); }
     __device__ __forceinline__ uint64_t *bar() const
     {
-        return reinterpret_cast<uint64_t *>(base + f3_tile<D>::q_bytes + f3_tile<D>::STAGES * 2 * f3_tile<D>::kv_bytes);
+        return reinterpret_cast<uint64_t *>(base + T::q_bytes + 2 * T::STAGES * T::kv_bytes);
     }
 };
 
-/* The copies of a block's Q tile, and of K/V tile j into stage s, each box of 64 columns. */
-template <int D>
-static __device__ __forceinline__ void f3_load_q(const f3_smem<D> &sm, const CUtensorMap *tq, uint64_t *bar, int m0, int bh)
+/* The copies of a block's Q tile, and of K or V tile j into stage s, each box of 64 columns; the
+ * f3_load_* forms also announce the bytes on the barrier. */
+template <class T>
+static __device__ __forceinline__ void f3_load_q(const f3_smem<T> &sm, const CUtensorMap *tq, uint64_t *bar, int m0, int bh)
 {
-    mbar_arrive_expect_tx(bar, f3_tile<D>::q_bytes);
-    for (int ch = 0; ch < D / 64; ch++) tma_load_3d(sm.q() + ch * F3_BR * 64, tq, bar, ch * 64, m0, bh);
+    mbar_arrive_expect_tx(bar, T::q_bytes);
+    for (int ch = 0; ch < T::CH; ch++) tma_load_3d(sm.q() + ch * F3_BR * 64, tq, bar, ch * 64, m0, bh);
 }
-template <int D>
-static __device__ __forceinline__ void f3_load_kv(const f3_smem<D> &sm, const CUtensorMap *tk, const CUtensorMap *tv,
-                                                  uint64_t *bar, int s, int j, int kvp)
+template <class T>
+static __device__ __forceinline__ void f3_copy_kv(__half *dst, const CUtensorMap *map, uint64_t *bar, int j, int kvp)
 {
-    constexpr int BC = f3_tile<D>::BC;
-    mbar_arrive_expect_tx(bar, 2 * f3_tile<D>::kv_bytes);
-    for (int ch = 0; ch < D / 64; ch++) {
-        tma_load_3d(sm.k(s) + ch * BC * 64, tk, bar, ch * 64, j * BC, kvp);
-        tma_load_3d(sm.v(s) + ch * BC * 64, tv, bar, ch * 64, j * BC, kvp);
-    }
+    for (int ch = 0; ch < T::CH; ch++) tma_load_3d(dst + ch * T::BC * 64, map, bar, ch * 64, j * T::BC, kvp);
+}
+template <class T>
+static __device__ __forceinline__ void f3_load_kv(__half *dst, const CUtensorMap *map, uint64_t *bar, int j, int kvp)
+{
+    mbar_arrive_expect_tx(bar, T::kv_bytes);
+    f3_copy_kv<T>(dst, map, bar, j, kvp);
 }
 
-/* A warpgroup's 64 rows: O (float32), and per row (row0, row0 + 8) m and l, in registers. */
-template <int D>
+/* A warpgroup's 64 rows: O (float32), and per row (row0, row0 + 8) m and l, in registers. O's
+ * element 4b + {0, 1} (+ {2, 3}: row0 + 8) is column 8b + 2c + {0, 1}, c = lane % 4. */
+template <class T>
 struct f3_rows {
-    float o[f3_tile<D>::OH][f3_tile<D>::ON / 2], m[2], l[2];
+    float o[T::DV / 2], m[2], l[2];
 };
 
-/* The pieces of one K/V tile for one warpgroup. f3_issue_s: S = Q K^T, d / 16 wgmmas with both
+/* The pieces of one K/V tile for one warpgroup. f3_issue_s: S = Q K^T, DK / 16 wgmmas with both
  * operands K-major in shared memory (issued, not waited for). f3_softmax: once S is there, the
  * masks (keys past M, the causal corner) and the online softmax on the accumulators, in log2 units
- * as in rung 05, O rescaled (or, for 07d, the factors handed back), and P packed to the A
- * operand of the next product. f3_issue_pv:
- * O += P V, Bc / 16 wgmmas, P from registers, V N-major (issued, not waited for). */
-template <int D, bool BF16>
-static __device__ __forceinline__ void f3_issue_s(float (&s)[f3_tile<D>::BC / 2], uint32_t q_wg, uint32_t k_base)
+ * as in rung 05: S becomes the unnormalised P, l is updated, and O is rescaled (or, DEFER, the
+ * factors handed back: a product may still be adding into O). f3_pack: P packed to the A
+ * operand of the next product. f3_issue_pv: O += P V, Bc / 16 wgmmas, P from registers, V
+ * N-major (issued, not waited for). */
+template <class T, bool BF16>
+static __device__ __forceinline__ void f3_issue_s(float (&s)[T::BC / 2], uint32_t q_wg, uint32_t k_base)
 {
-    constexpr int BC = f3_tile<D>::BC;
 #pragma unroll
-    for (int kk = 0; kk < D / 16; kk++) {
+    for (int kk = 0; kk < T::DK / 16; kk++) {
         const uint32_t off = (kk % 4) * 32;            /* 16 columns = 32 bytes into the chunk */
         const uint64_t da = wgmma_desc(q_wg + (kk / 4) * F3_BR * 128 + off, 16, 1024);
-        const uint64_t db = wgmma_desc(k_base + (kk / 4) * BC * 128 + off, 16, 1024);
-        wgmma_ss<BC, 0, BF16>(s, da, db, kk > 0);
+        const uint64_t db = wgmma_desc(k_base + (kk / 4) * T::BC * 128 + off, 16, 1024);
+        wgmma_ss<T::BC, BF16>(s, da, db, kk > 0);
     }
 }
 
-template <int D, bool BF16>
-static __device__ __forceinline__ void f3_issue_pv(f3_rows<D> &r, const uint32_t (&pa)[f3_tile<D>::BC / 16][4],
-                                                   uint32_t v_base)
+template <class T, bool BF16>
+static __device__ __forceinline__ void f3_issue_pv(f3_rows<T> &r, const uint32_t (&pa)[T::BC / 16][4], uint32_t v_base)
 {
-    typedef f3_tile<D> T;
-    constexpr int BC = T::BC;
 #pragma unroll
-    for (int kb = 0; kb < BC / 16; kb++)
-#pragma unroll
-        for (int oh = 0; oh < T::OH; oh++) {
-            const uint64_t db = wgmma_desc(v_base + oh * (T::ON / 64) * BC * 128 + kb * 2048, BC * 128, 1024);
-            wgmma_rs<T::ON, 1, BF16>(r.o[oh], pa[kb], db, 1);
-        }
+    for (int kb = 0; kb < T::BC / 16; kb++)
+        wgmma_rs<T::DV, BF16>(r.o, pa[kb], wgmma_desc(v_base + kb * 2048, T::BC * 128, 1024), 1);
 }
 
-template <int D, bool BF16, bool DEFER = false>
-static __device__ __forceinline__ void f3_softmax(f3_rows<D> &r, float (&s)[f3_tile<D>::BC / 2],
-                                                  uint32_t (&pa)[f3_tile<D>::BC / 16][4], int key0, int row0, int m0,
-                                                  const f3_params &p, float *alpha_out = nullptr)
+template <class T>
+static __device__ __forceinline__ void f3_rescale(f3_rows<T> &r, const float (&alpha)[2])
 {
-    typedef f3_tile<D> T;
-    constexpr int BC = T::BC, SN = BC / 2, OPT = T::ON / 2;
+#pragma unroll
+    for (int i = 0; i < T::DV / 2; i += 4) {
+        r.o[i] *= alpha[0];
+        r.o[i + 1] *= alpha[0];
+        r.o[i + 2] *= alpha[1];
+        r.o[i + 3] *= alpha[1];
+    }
+}
+
+template <class T, bool DEFER = false>
+static __device__ __forceinline__ void f3_softmax(f3_rows<T> &r, float (&s)[T::BC / 2], int key0, int row0, int m0,
+                                                  const f3_params &p, float (&alpha)[2])
+{
+    constexpr int BC = T::BC, SN = BC / 2;
     const int c = threadIdx.x % 4;
     if (key0 + BC > p.M || (p.causal && key0 + BC - 1 > m0 + p.M - p.N)) {
 #pragma unroll
@@ -192,7 +209,7 @@ static __device__ __forceinline__ void f3_softmax(f3_rows<D> &r, float (&s)[f3_t
         mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 2));
         const float m_new = fmaxf(r.m[hi], mx * p.scale_log2);
         const float m_use = m_new == -INFINITY ? 0.0f : m_new;
-        const float alpha = fast_exp2(r.m[hi] - m_use);
+        alpha[hi] = fast_exp2(r.m[hi] - m_use);
         r.m[hi] = m_new;
         float sum = 0.0f;
 #pragma unroll
@@ -203,21 +220,16 @@ static __device__ __forceinline__ void f3_softmax(f3_rows<D> &r, float (&s)[f3_t
                 s[i + 2 * hi + e] = pe;
                 sum += pe;
             }
-        r.l[hi] = r.l[hi] * alpha + sum;
-        if constexpr (DEFER) {                 /* 07d: O is still being accumulated; rescaled later */
-            alpha_out[hi] = alpha;
-        } else {
-#pragma unroll
-            for (int oh = 0; oh < T::OH; oh++)
-#pragma unroll
-                for (int i = 0; i < OPT; i += 4) {
-                    r.o[oh][i + 2 * hi] *= alpha;
-                    r.o[oh][i + 2 * hi + 1] *= alpha;
-                }
-        }
+        r.l[hi] = r.l[hi] * alpha[hi] + sum;
     }
+    if constexpr (!DEFER) f3_rescale(r, alpha);
+}
+
+template <class T, bool BF16>
+static __device__ __forceinline__ void f3_pack(const float (&s)[T::BC / 2], uint32_t (&pa)[T::BC / 16][4])
+{
 #pragma unroll
-    for (int kb = 0; kb < BC / 16; kb++) {     /* two n8 blocks of S = one k16 step of A */
+    for (int kb = 0; kb < T::BC / 16; kb++) {     /* two n8 blocks of S = one k16 step of A */
         pa[kb][0] = pack2<BF16>(s[8 * kb + 0], s[8 * kb + 1]);
         pa[kb][1] = pack2<BF16>(s[8 * kb + 2], s[8 * kb + 3]);
         pa[kb][2] = pack2<BF16>(s[8 * kb + 4], s[8 * kb + 5]);
@@ -225,41 +237,46 @@ static __device__ __forceinline__ void f3_softmax(f3_rows<D> &r, float (&s)[f3_t
     }
 }
 
-template <int D>
-static __device__ __forceinline__ void f3_fence_o(f3_rows<D> &r)
+template <class T>
+static __device__ __forceinline__ void f3_fence_o(f3_rows<T> &r)
 {
-#pragma unroll
-    for (int oh = 0; oh < f3_tile<D>::OH; oh++) wgmma_fence_regs(r.o[oh]);
+    wgmma_fence_regs(r.o);
 }
 
-/* One K/V tile, one product after the other (07a, 07b): S, wait, softmax, P V, wait. When it
- * returns, the stage may be refilled. */
-template <int D, bool BF16>
-static __device__ __forceinline__ void f3_tile_step(f3_rows<D> &r, uint32_t q_wg, uint32_t k_base, uint32_t v_base,
-                                                    int key0, int row0, int m0, const f3_params &p)
+/* S = Q K^T of one tile, issued and waited for. */
+template <class T, bool BF16>
+static __device__ __forceinline__ void f3_product_s(float (&s)[T::BC / 2], uint32_t q_wg, uint32_t k_base)
 {
-    constexpr int BC = f3_tile<D>::BC;
-    float s[BC / 2];
-    uint32_t pa[BC / 16][4];
     wgmma_fence();
-    f3_issue_s<D, BF16>(s, q_wg, k_base);
+    f3_issue_s<T, BF16>(s, q_wg, k_base);
     wgmma_commit();
     wgmma_wait<0>();
     wgmma_fence_regs(s);
-    f3_softmax<D, BF16>(r, s, pa, key0, row0, m0, p);
+}
+
+/* O += P V of one tile, issued and waited for. */
+template <class T, bool BF16>
+static __device__ __forceinline__ void f3_product_pv(f3_rows<T> &r, const uint32_t (&pa)[T::BC / 16][4], uint32_t v_base)
+{
     f3_fence_o(r);
     wgmma_fence();
-    f3_issue_pv<D, BF16>(r, pa, v_base);
+    f3_issue_pv<T, BF16>(r, pa, v_base);
     wgmma_commit();
     wgmma_wait<0>();
     f3_fence_o(r);
 }
 
-/* The rows' l across their quads, O / l and LSE written; rows past N are not. */
-template <int D, bool BF16>
-static __device__ __forceinline__ void f3_store(const f3_rows<D> &r, int row0, int bh, const f3_params &p)
+/* A row's LSE (natural log) from its m (log2 units, scale included) and l; -inf where it saw no key. */
+static __device__ __forceinline__ float f3_lse(float m, float l)
 {
-    typedef f3_tile<D> T;
+    return l > 0.0f ? (m + log2f(l)) * LN2 : -INFINITY;
+}
+
+/* The rows' l across their quads; row0's O / l and LSE written directly from the registers (07a to
+ * 07d); rows past N and columns past d are not. */
+template <class T, bool BF16>
+static __device__ __forceinline__ void f3_store(const f3_rows<T> &r, int row0, int bh, const f3_params &p)
+{
     const int c = threadIdx.x % 4;
 #pragma unroll
     for (int hi = 0; hi < 2; hi++) {
@@ -269,17 +286,18 @@ static __device__ __forceinline__ void f3_store(const f3_rows<D> &r, int row0, i
         const int row = row0 + hi * 8;
         if (row >= p.N) continue;
         const float inv = l > 0.0f ? 1.0f / l : 0.0f;
-        uint32_t *orow = reinterpret_cast<uint32_t *>(p.o) + (((size_t)bh * p.N + row) * D) / 2;   /* two elements */
+        uint32_t *orow = reinterpret_cast<uint32_t *>(p.o) + ((size_t)bh * p.N + row) * p.d / 2;   /* two elements */
 #pragma unroll
-        for (int oh = 0; oh < T::OH; oh++)
-#pragma unroll
-            for (int i = 0; i < T::ON / 2; i += 4)
-                orow[(oh * T::ON + (i / 4) * 8 + 2 * c) / 2] = pack2<BF16>(r.o[oh][i + 2 * hi] * inv, r.o[oh][i + 2 * hi + 1] * inv);
-        if (c == 0) p.lse[(size_t)bh * p.N + row] = l > 0.0f ? (r.m[hi] + log2f(l)) * LN2 : -INFINITY;
+        for (int i = 0; i < T::DV / 2; i += 4) {
+            const int col = (i / 4) * 8 + 2 * c;
+            if (col < p.d)
+                orow[col / 2] = pack2<BF16>(r.o[i + 2 * hi] * inv, r.o[i + 2 * hi + 1] * inv);
+        }
+        if (c == 0) p.lse[(size_t)bh * p.N + row] = f3_lse(r.m[hi], l);
     }
 }
 
-/* The K/V tiles a block loads: up to the keys its last row sees (bottom-right causal). */
+/* The K/V tiles a query block at m0 loads: up to the keys its last row sees (bottom-right causal). */
 static __device__ __forceinline__ int f3_tiles(const f3_params &p, int m0, int bc)
 {
     const int kend = p.causal ? min(p.M, m0 + F3_BR + p.M - p.N) : p.M;
@@ -287,71 +305,109 @@ static __device__ __forceinline__ int f3_tiles(const f3_params &p, int m0, int b
 }
 
 /* 07a: every thread computes; thread 0 also issues the copies. */
-template <int D, bool BF16>
+template <class T, bool BF16>
 __global__ void __launch_bounds__(F3_THREADS, 1)
 fa3_kernel(const __grid_constant__ CUtensorMap tq, const __grid_constant__ CUtensorMap tk,
-           const __grid_constant__ CUtensorMap tv, f3_params p)
+           const __grid_constant__ CUtensorMap tv, const __grid_constant__ CUtensorMap to, f3_params p)
 {
-    constexpr int BC = f3_tile<D>::BC, STAGES = f3_tile<D>::STAGES;
+    constexpr int STAGES = T::STAGES;
     extern __shared__ unsigned char smem_raw[];
-    const f3_smem<D> sm(smem_raw);
-    uint64_t *bar = sm.bar();                   /* Q, then one per stage */
+    const f3_smem<T> sm(smem_raw);
+    uint64_t *bar = sm.bar(), *full = bar + F3_RING;   /* one barrier per stage for its K and V */
     const int wg = threadIdx.x / 128, w = (threadIdx.x / 32) % 4, g = (threadIdx.x % 32) / 4;
     const int bh = blockIdx.y, b = bh / p.Hq, h = bh % p.Hq;
     const int kvp = b * p.Hkv + h / (p.Hq / p.Hkv);                     /* K/V plane */
-    const int m0 = blockIdx.x * F3_BR, n_tiles = f3_tiles(p, m0, BC);
+    const int m0 = blockIdx.x * F3_BR, n_tiles = f3_tiles(p, m0, T::BC);
+    (void)to;
 
     if (threadIdx.x == 0) {
         tma_prefetch_map(&tq); tma_prefetch_map(&tk); tma_prefetch_map(&tv);
-        for (int i = 0; i < 1 + STAGES; i++) mbar_init(&bar[i], 1);
+        mbar_init(&bar[F3_QFULL], 1);
+        for (int i = 0; i < STAGES; i++) mbar_init(&full[i], 1);
         mbar_init_fence();
     }
     __syncthreads();
     if (threadIdx.x == 0) {
-        f3_load_q<D>(sm, &tq, &bar[0], m0, bh);
-        for (int j = 0; j < STAGES && j < n_tiles; j++) f3_load_kv<D>(sm, &tk, &tv, &bar[1 + j], j, j, kvp);
+        f3_load_q<T>(sm, &tq, &bar[F3_QFULL], m0, bh);
+        for (int j = 0; j < STAGES && j < n_tiles; j++) {
+            mbar_arrive_expect_tx(&full[j], 2 * T::kv_bytes);
+            f3_copy_kv<T>(sm.k(j), &tk, &full[j], j, kvp);
+            f3_copy_kv<T>(sm.v(j), &tv, &full[j], j, kvp);
+        }
     }
 
-    f3_rows<D> r = {};
+    f3_rows<T> r = {};
     r.m[0] = r.m[1] = -INFINITY;
     const int row0 = m0 + wg * 64 + w * 16 + g;                          /* this thread's rows: row0, row0 + 8 */
     const uint32_t q_wg = smem_addr(sm.q()) + wg * 64 * 128;              /* its warpgroup's 64 rows */
-    mbar_wait(&bar[0], 0);
+    float s[T::BC / 2], alpha[2];
+    uint32_t pa[T::BC / 16][4];
+    mbar_wait(&bar[F3_QFULL], 0);
     for (int j = 0; j < n_tiles; j++) {
         const int st = j % STAGES;
-        mbar_wait(&bar[1 + st], (j / STAGES) & 1);
-        f3_tile_step<D, BF16>(r, q_wg, smem_addr(sm.k(st)), smem_addr(sm.v(st)), j * BC, row0, m0, p);
+        mbar_wait(&full[st], (j / STAGES) & 1);
+        f3_product_s<T, BF16>(s, q_wg, smem_addr(sm.k(st)));
+        f3_softmax<T>(r, s, j * T::BC, row0, m0, p, alpha);
+        f3_pack<T, BF16>(s, pa);
+        f3_product_pv<T, BF16>(r, pa, smem_addr(sm.v(st)));
         __syncthreads();                        /* every warpgroup is done with this stage */
-        if (threadIdx.x == 0 && j + STAGES < n_tiles) f3_load_kv<D>(sm, &tk, &tv, &bar[1 + st], st, j + STAGES, kvp);
+        if (threadIdx.x == 0 && j + STAGES < n_tiles) {
+            mbar_arrive_expect_tx(&full[st], 2 * T::kv_bytes);
+            f3_copy_kv<T>(sm.k(st), &tk, &full[st], j + STAGES, kvp);
+            f3_copy_kv<T>(sm.v(st), &tv, &full[st], j + STAGES, kvp);
+        }
     }
-    f3_store<D, BF16>(r, row0, bh, p);
+    f3_store<T, BF16>(r, row0, bh, p);
 }
+
+#include "warp_specialized.cuh"        /* 07b's skeleton and loop; 07c-07e: their loops and schedule */
+#include "ping_pong.cuh"
+#include "intra_overlap.cuh"
+#include "persistent.cuh"
 
 /* ---- host ---------------------------------------------------------------------------------- */
 
-typedef void (*f3_kernel_fn)(const CUtensorMap, const CUtensorMap, const CUtensorMap, f3_params);
+typedef void (*f3_kernel_fn)(const CUtensorMap, const CUtensorMap, const CUtensorMap, const CUtensorMap, f3_params);
 
 typedef struct f3_variant {
     f3_kernel_fn kernel;
     size_t smem;
-    int bc, threads;
+    int bc, threads, dk;
 } f3_variant;
 
-#include "warp_specialized.cuh"        /* 07b and 07c: their kernels use this file's tile step */
-#include "ping_pong.cuh"
-#include "intra_overlap.cuh"
+enum { F3_07A, F3_07B, F3_07C, F3_07D, F3_07E };
 
-/* The kernel of a variant (0: 07a, 1: 07b, 2: 07c, 3: 07d) for a head dim and storage type. */
-#define F3_K(D, B) (ws == 3 ? fa3_ov_kernel<D, B> : ws == 2 ? fa3_pp_kernel<D, B> : ws ? fa3_ws_kernel<D, B> : fa3_kernel<D, B>)
-#define F3_PICK(D) { *v = (f3_variant){bf16 ? F3_K(D, true) : F3_K(D, false), f3_tile<D>::smem, f3_tile<D>::BC, \
-                                       ws ? F3_WS_THREADS : F3_THREADS}; return 1; }
-static int f3_pick(int d, attn_dtype dtype, int ws, f3_variant *v)
+/* The kernel of a variant for a tile and storage type. */
+template <class T, bool BF16>
+static f3_kernel_fn f3_kernel_of(int var)
 {
-    const int bf16 = dtype == ATTN_BF16;
-    if (d == 64) F3_PICK(64)
-    if (d == 128) F3_PICK(128)
-    if (d == 256) F3_PICK(256)
-    return 0;
+    switch (var) {
+    case F3_07A: return fa3_kernel<T, BF16>;
+    case F3_07B: return fa3_ws_kernel<T, BF16, F3_LOOP_WS, false>;
+    case F3_07C: return fa3_ws_kernel<T, BF16, F3_LOOP_PP, false>;
+    case F3_07D: return fa3_ws_kernel<T, BF16, F3_LOOP_OV, false>;
+    default:     return fa3_ws_kernel<T, BF16, F3_LOOP_OV, true>;
+    }
+}
+
+template <class T>
+static void f3_fill(f3_variant *v, int var, int bf16)
+{
+    *v = (f3_variant){bf16 ? f3_kernel_of<T, true>(var) : f3_kernel_of<T, false>(var), T::smem, T::BC,
+                      var == F3_07A ? F3_THREADS : F3_WS_THREADS, T::DK};
+}
+
+/* The tile of a shape: d rounded up to the next DK of the table; the wide tile when not causal. */
+static int f3_pick(const attn_shape *s, int var, f3_variant *v)
+{
+    const int d = s->d, bf16 = s->dtype == ATTN_BF16, wide = !s->causal;
+    if (d % 8 || d < 8 || d > 256) return 0;
+    if (d <= 64) { if (wide) f3_fill<f3_tile<64, true> >(v, var, bf16); else f3_fill<f3_tile<64> >(v, var, bf16); }
+    else if (d <= 96) f3_fill<f3_tile<96> >(v, var, bf16);
+    else if (d <= 128) { if (wide) f3_fill<f3_tile<128, true> >(v, var, bf16); else f3_fill<f3_tile<128> >(v, var, bf16); }
+    else if (d <= 192) f3_fill<f3_tile<192> >(v, var, bf16);
+    else f3_fill<f3_tile<256> >(v, var, bf16);
+    return 1;
 }
 
 static int f3_unsupported(const attn_shape *s, const attn_env *env, char *why, size_t n)
@@ -359,7 +415,8 @@ static int f3_unsupported(const attn_shape *s, const attn_env *env, char *why, s
     f3_variant v;
     if (env->cc_major != 9) snprintf(why, n, "rung 07 needs a Hopper GPU (sm_90: wgmma, TMA); this one is sm_%d%d",
                                       env->cc_major, env->cc_minor);
-    else if (!f3_pick(s->d, s->dtype, 0, &v)) snprintf(why, n, "rung 07 is built for d = 64, 128 and 256 (d = %d)", s->d);
+    else if (!f3_pick(s, F3_07A, &v))
+        snprintf(why, n, "rung 07 takes head dims that are multiples of 8 up to 256 (TMA rows of 16-byte multiples; d = %d)", s->d);
     else if (attn_refuse_paged(s, why, n)) return 1;
     else if (s->seqlens_k) snprintf(why, n, "rung 07 takes one KV length for every request (varlen decode is rung 06's job)");
     else if (v.smem > env->smem_per_block_optin) snprintf(why, n, "needs %zu KB of shared memory per block", v.smem / 1024);
@@ -373,70 +430,104 @@ static size_t f3_workspace(const attn_shape *s, const attn_env *env)
     return 0;   /* O, m and l live in registers */
 }
 
+/* 07e's L2 sections: the query heads whose K and V (together) fit in 32 of the H100's 50 MB of L2,
+ * rounded down to a power of two KV heads, times the query heads per KV head. */
+static int f3_section(const attn_shape *s)
+{
+    const double kv_head = 2.0 * s->M * s->d * 2.0;
+    int kv = 1;
+    while (kv * 2 <= s->Hkv * s->B && (kv * 2) * kv_head <= 32.0 * 1024 * 1024) kv *= 2;
+    return kv * (s->Hq / s->Hkv);
+}
+
 /* The tensor maps depend only on the buffers and the shape: built once and reused while they stay
  * the same, so that no host work sits between the timing events. */
 static struct {
-    const void *q, *k, *v;
-    int B, Hq, Hkv, N, M, d, dtype, ws, valid;
-    CUtensorMap tq, tk, tv;
+    const void *q, *k, *v, *o;
+    int B, Hq, Hkv, N, M, d, dtype, bc, valid;
+    CUtensorMap tq, tk, tv, to;
 } maps;
 
-static const char *f3_run(const attn_args *a, cudaStream_t st, int ws)
+static const char *f3_run(const attn_args *a, cudaStream_t st, int var)
 {
     const attn_shape *s = &a->shape;
     f3_variant v;
-    if (!f3_pick(s->d, s->dtype, ws, &v)) return "rung 07: unsupported head dim";
-    if (!maps.valid || maps.q != a->q || maps.k != a->k || maps.v != a->v || maps.B != s->B || maps.Hq != s->Hq ||
-        maps.Hkv != s->Hkv || maps.N != s->N || maps.M != s->M || maps.d != s->d || maps.dtype != (int)s->dtype || maps.ws != ws) {
+    if (!f3_pick(s, var, &v)) return "rung 07: unsupported head dim";
+    if (!maps.valid || maps.q != a->q || maps.k != a->k || maps.v != a->v || maps.o != a->o || maps.B != s->B ||
+        maps.Hq != s->Hq || maps.Hkv != s->Hkv || maps.N != s->N || maps.M != s->M || maps.d != s->d ||
+        maps.dtype != (int)s->dtype || maps.bc != v.bc) {
         const char *err;
         if ((err = tensor_map_3d(&maps.tq, a->q, s->dtype, s->d, s->N, s->B * s->Hq, F3_BR)) ||
             (err = tensor_map_3d(&maps.tk, a->k, s->dtype, s->d, s->M, s->B * s->Hkv, v.bc)) ||
-            (err = tensor_map_3d(&maps.tv, a->v, s->dtype, s->d, s->M, s->B * s->Hkv, v.bc))) {
+            (err = tensor_map_3d(&maps.tv, a->v, s->dtype, s->d, s->M, s->B * s->Hkv, v.bc)) ||
+            (err = tensor_map_3d(&maps.to, a->o, s->dtype, s->d, s->N, s->B * s->Hq, F3_BR))) {
             maps.valid = 0;
             return err;
         }
-        maps.q = a->q; maps.k = a->k; maps.v = a->v;
-        maps.B = s->B; maps.Hq = s->Hq; maps.Hkv = s->Hkv; maps.N = s->N; maps.M = s->M; maps.d = s->d; maps.dtype = s->dtype; maps.ws = ws;
+        maps.q = a->q; maps.k = a->k; maps.v = a->v; maps.o = a->o;
+        maps.B = s->B; maps.Hq = s->Hq; maps.Hkv = s->Hkv; maps.N = s->N; maps.M = s->M; maps.d = s->d;
+        maps.dtype = s->dtype; maps.bc = v.bc;
         maps.valid = 1;
-        RUNG_CUDA(cudaFuncSetAttribute(v.kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)v.smem));
     }
-    const f3_params p = {a->o, a->lse, s->Hq, s->Hkv, s->N, s->M, s->causal, s->scale * LOG2E};
-    v.kernel<<<dim3((s->N + F3_BR - 1) / F3_BR, s->B * s->Hq), v.threads, v.smem, st>>>(maps.tq, maps.tk, maps.tv, p);
+    RUNG_CUDA(cudaFuncSetAttribute(v.kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)v.smem));
+    const int n_mblocks = (s->N + F3_BR - 1) / F3_BR, n_bh = s->B * s->Hq;
+    const f3_params p = {a->o, a->lse, s->Hq, s->Hkv, s->N, s->M, s->causal, s->d, s->scale * LOG2E,
+                         n_mblocks, n_bh, n_mblocks * n_bh, f3_section(s)};
+    dim3 grid(n_mblocks, n_bh);
+    if (var == F3_07E) grid = dim3(p.tiles < a->env.sm_count ? p.tiles : a->env.sm_count);
+    v.kernel<<<grid, v.threads, v.smem, st>>>(maps.tq, maps.tk, maps.tv, maps.to, p);
     RUNG_LAUNCHED(fa3_kernel);
     return NULL;
 }
 
-static const char *run_07a(const attn_args *a, cudaStream_t st) { return f3_run(a, st, 0); }
-static const char *run_07b(const attn_args *a, cudaStream_t st) { return f3_run(a, st, 1); }
-static const char *run_07c(const attn_args *a, cudaStream_t st) { return f3_run(a, st, 2); }
-static const char *run_07d(const attn_args *a, cudaStream_t st) { return f3_run(a, st, 3); }
+static const char *run_07a(const attn_args *a, cudaStream_t st) { return f3_run(a, st, F3_07A); }
+static const char *run_07b(const attn_args *a, cudaStream_t st) { return f3_run(a, st, F3_07B); }
+static const char *run_07c(const attn_args *a, cudaStream_t st) { return f3_run(a, st, F3_07C); }
+static const char *run_07d(const attn_args *a, cudaStream_t st) { return f3_run(a, st, F3_07D); }
+static const char *run_07e(const attn_args *a, cudaStream_t st) { return f3_run(a, st, F3_07E); }
+
+/* The tile a shape ran in, for the CSV's extra field. */
+static void f3_describe(const attn_shape *s, const attn_env *env, char *buf, size_t len)
+{
+    f3_variant v;
+    (void)env;
+    if (f3_pick(s, F3_07A, &v)) snprintf(buf, len, "tile=%dx%d;dk=%d", F3_BR, v.bc, v.dk);
+    else if (len) buf[0] = '\0';
+}
 
 static const rung rung_07a = {
     "07a", "fa3: TMA + wgmma",
     "Hopper: K/V tiles by TMA on mbarriers, S = Q K^T and O += P V on wgmma (P from registers); "
     "two warpgroups, no overlap of the products yet",
-    f3_unsupported, f3_workspace, run_07a, NULL,
+    f3_unsupported, f3_workspace, run_07a, f3_describe,
 };
 
 static const rung rung_07b = {
     "07b", "fa3: warp-specialized",
-    "07a + a producer warpgroup issues the TMA copies into a ring of full/empty mbarriers; two "
-    "consumer warpgroups compute; setmaxnreg gives the registers to the consumers",
-    f3_unsupported, f3_workspace, run_07b, NULL,
+    "07a + a producer warpgroup issues the TMA copies into rings of full/empty mbarriers (K and V "
+    "apart); two consumer warpgroups compute; setmaxnreg gives the registers to the consumers",
+    f3_unsupported, f3_workspace, run_07b, f3_describe,
 };
 
 static const rung rung_07c = {
     "07c", "fa3: ping-pong",
     "07b + the two consumer warpgroups take turns on the tensor cores (named barriers): one's "
     "softmax runs under the other's P V and Q K^T",
-    f3_unsupported, f3_workspace, run_07c, NULL,
+    f3_unsupported, f3_workspace, run_07c, f3_describe,
 };
 
 static const rung rung_07d = {
-    "07d", "fa3: intra-warpgroup overlap",
-    "07b + inside each consumer, the softmax of tile j runs while the tensor cores do P V of tile "
-    "j - 1 (Q K^T of tile j issued with it); O rescaled once that product is done",
-    f3_unsupported, f3_workspace, run_07d, NULL,
+    "07d", "fa3: ping-pong + intra-warpgroup overlap",
+    "07c + inside each consumer, the softmax of tile j runs while the tensor cores do P V of tile "
+    "j - 1 (FlashAttention-3's kernel); P made and O rescaled once that product is done",
+    f3_unsupported, f3_workspace, run_07d, f3_describe,
 };
 
-extern "C" const rung *const rung_variants[] = {&rung_07a, &rung_07b, &rung_07c, &rung_07d, NULL};
+static const rung rung_07e = {
+    "07e", "fa3: persistent",
+    "07d + one block per SM walks the work tiles (longest first when causal, heads in L2-sized "
+    "sections); Q and K of the next tile load under this one; O leaves through shared memory by TMA",
+    f3_unsupported, f3_workspace, run_07e, f3_describe,
+};
+
+extern "C" const rung *const rung_variants[] = {&rung_07a, &rung_07b, &rung_07c, &rung_07d, &rung_07e, NULL};

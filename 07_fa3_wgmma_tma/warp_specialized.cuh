@@ -1,68 +1,243 @@
-/* Variant 07b: warp specialization. Against 07a, one change in roles: a third warpgroup, the
- * producer, only issues the TMA copies; the two consumer warpgroups only compute. The stages are a
- * ring with two mbarriers each: "full" (the producer announces the bytes, TMA completes them) and
- * "empty" (each consumer warpgroup arrives once it has waited for its last wgmma on the stage).
- * The producer refills a stage as soon as both consumers have released it, instead of at 07a's
- * block-wide barrier after every tile, so a consumer that finishes a tile early goes on to the next
- * one without waiting for the other. setmaxnreg moves registers from the producer (which needs
- * few) to the consumers: 40 + 2 x 232 per thread of each warpgroup, 64,512 of the SM's 65,536.
+/* Variant 07b: warp specialization, and the skeleton 07c, 07d and 07e run in. Against 07a, one
+ * change in roles: a third warpgroup, the producer, only issues the TMA copies; the two consumer
+ * warpgroups only compute. The stages become rings with two mbarriers per stage, one ring for K
+ * and one for V: "full" (the producer announces the bytes, TMA completes them) and "empty" (each
+ * consumer warpgroup arrives once it has waited for its last wgmma on the tile). With K and V
+ * apart, a consumer starts S = Q K^T of a tile before its V is there, and K goes back to the
+ * producer as soon as S is done. The producer refills a stage as soon as both consumers have
+ * released it, instead of at 07a's block-wide barrier after every tile, so a consumer that
+ * finishes a tile early goes on to the next one without waiting for the other. setmaxnreg moves
+ * registers from the producer (which needs few) to the consumers: 24 + 2 x 240 per thread of each
+ * warpgroup, the 64,512 the block starts with (168 per thread of 384).
  *
  * Block: 384 threads; warpgroup 0 produces (one thread of it issues), warpgroups 1 and 2 own rows
  * [0, 64) and [64, 128) of the tile. Shared memory as in 07a.
  *
- * Compiled into fa3.cu's translation unit (it uses that file's tile step and store). */
+ * Written once here, for every warp-specialized step: the barriers and setmaxnreg
+ * (fa3_ws_kernel), the producer (f3_produce), the walk over work tiles (one per block; 07e's
+ * persistent walk is in persistent.cuh) and the frame around a consumer's loop (f3_consume). The
+ * steps differ in their consumer loop: f3_loop_ws here (07b), f3_loop_pp (07c, ping_pong.cuh),
+ * f3_loop_ov (07d and 07e, intra_overlap.cuh).
+ *
+ * Compiled into fa3.cu's translation unit (it uses that file's pieces of a tile step). */
 
 #define F3_WS_THREADS 384
+#define F3_CW 2                   /* consumer warpgroups */
 
-template <int D, bool BF16>
+enum { F3_LOOP_WS = 1, F3_LOOP_PP, F3_LOOP_OV };
+
+/* One work tile: 128 query rows of one head (m0, bh), its K/V plane and the K/V tiles it sees. */
+typedef struct f3_work {
+    int m0, bh, kvp, n;
+} f3_work;
+
+/* The K and V rings. Both sides count the K/V tiles the block has gone through, over all its work
+ * tiles: tile number i is in stage i % STAGES, that stage's (i / STAGES)-th use, so it is there
+ * when the stage's full barrier has completed phase (i / STAGES) & 1. */
+template <class T>
+struct f3_ring {
+    uint64_t *full_k, *full_v, *empty_k, *empty_v;
+    __device__ __forceinline__ f3_ring(uint64_t *bar)
+        : full_k(bar + F3_RING), full_v(bar + F3_RING + T::STAGES), empty_k(bar + F3_RING + 2 * T::STAGES),
+          empty_v(bar + F3_RING + 3 * T::STAGES) {}
+};
+
+template <class T>
+static __device__ __forceinline__ void f3_wait(uint64_t *full, uint32_t i)
+{
+    mbar_wait(&full[i % T::STAGES], (i / T::STAGES) & 1);
+}
+
+/* A consumer warpgroup hands tile i's stage back once its wgmmas on it are waited for. */
+template <class T>
+static __device__ __forceinline__ void f3_release(uint64_t *empty, uint32_t i)
+{
+    if (threadIdx.x % 128 == 0) mbar_arrive(&empty[i % T::STAGES]);
+}
+
+/* What a consumer warpgroup's loop knows of its work tile: its 64 rows of Q in shared memory, the
+ * K/V tiles the block went through before this work tile (it0), the tile's first row, this
+ * thread's first row, the number of K/V tiles, which consumer it is (cw = 0, 1) and the head. */
+template <class T>
+struct f3_cons {
+    f3_smem<T> sm;
+    f3_ring<T> ring;
+    uint32_t q, it0;
+    int m0, row0, n, cw, bh;
+};
+
+template <class T>
+static __device__ __forceinline__ uint32_t f3_k_addr(const f3_cons<T> &c, uint32_t i)
+{
+    return smem_addr(c.sm.k(i % T::STAGES));
+}
+template <class T>
+static __device__ __forceinline__ uint32_t f3_v_addr(const f3_cons<T> &c, uint32_t i)
+{
+    return smem_addr(c.sm.v(i % T::STAGES));
+}
+
+/* The warpgroup's last S of the work tile is done: Q's shared memory may take the next one (07e). */
+template <class T>
+static __device__ __forceinline__ void f3_q_done(const f3_cons<T> &c)
+{
+    if (threadIdx.x % 128 == 0) mbar_arrive(&c.sm.bar()[F3_QEMPTY]);
+}
+
+/* 07b's loop: each K/V tile one product after the other, S, softmax, P V; K released after S, V
+ * after P V. */
+template <class T, bool BF16>
+static __device__ __forceinline__ void f3_loop_ws(f3_rows<T> &r, const f3_cons<T> &c, const f3_params &p)
+{
+    float s[T::BC / 2], alpha[2];
+    uint32_t pa[T::BC / 16][4];
+    for (int j = 0; j < c.n; j++) {
+        const uint32_t i = c.it0 + j;
+        f3_wait<T>(c.ring.full_k, i);
+        f3_product_s<T, BF16>(s, c.q, f3_k_addr(c, i));
+        f3_release<T>(c.ring.empty_k, i);
+        if (j == c.n - 1) f3_q_done(c);
+        f3_softmax<T>(r, s, j * T::BC, c.row0, c.m0, p, alpha);
+        f3_pack<T, BF16>(s, pa);
+        f3_wait<T>(c.ring.full_v, i);
+        f3_product_pv<T, BF16>(r, pa, f3_v_addr(c, i));
+        f3_release<T>(c.ring.empty_v, i);
+    }
+}
+
+/* The later steps' loops and 07e's pieces, defined in the files that teach them. */
+template <class T, bool BF16>
+static __device__ __forceinline__ void f3_loop_pp(f3_rows<T> &r, const f3_cons<T> &c, const f3_params &p);
+template <class T, bool BF16>
+static __device__ __forceinline__ void f3_loop_ov(f3_rows<T> &r, const f3_cons<T> &c, const f3_params &p);
+static __device__ __forceinline__ bool f3_persistent_work(const f3_params &p, int k, int *mb, int *bh);
+template <class T, bool BF16>
+static __device__ __forceinline__ void f3_epilogue(const f3_rows<T> &r, const f3_cons<T> &c, const f3_params &p, int k);
+template <class T>
+static __device__ __forceinline__ void f3_store_o(const f3_smem<T> &sm, const CUtensorMap *to, int k, const f3_work &w);
+
+/* The block's k-th work tile: blockIdx's one (07b-07d), or 07e's schedule; false when none is left. */
+template <class T, bool PERSIST>
+static __device__ __forceinline__ bool f3_next_work(const f3_params &p, int k, f3_work *w)
+{
+    int mb, bh;
+    if (PERSIST) {
+        if (!f3_persistent_work(p, k, &mb, &bh)) return false;
+    } else {
+        if (k > 0) return false;
+        mb = blockIdx.x;
+        bh = blockIdx.y;
+    }
+    const int b = bh / p.Hq, h = bh % p.Hq;
+    w->m0 = mb * F3_BR;
+    w->bh = bh;
+    w->kvp = b * p.Hkv + h / (p.Hq / p.Hkv);                              /* K/V plane */
+    w->n = f3_tiles(p, w->m0, T::BC);
+    return true;
+}
+
+/* The producer (one thread): per work tile Q, then K of tile j and V of tile j - 1 in turn (the
+ * order in which 07d's consumers use them; 07b and 07c take them in the same order), each into the
+ * next stage of its ring once the consumers have released it. 07e: before the first V of a work
+ * tile it stores the previous tile's O, which the consumers staged over the V stages. */
+template <class T, bool PERSIST>
+static __device__ __forceinline__ void f3_produce(const f3_smem<T> &sm, const CUtensorMap *tq, const CUtensorMap *tk,
+                                                  const CUtensorMap *tv, const CUtensorMap *to, const f3_params &p)
+{
+    constexpr int S = T::STAGES;
+    uint64_t *bar = sm.bar();
+    const f3_ring<T> ring(bar);
+    uint32_t it = 0;
+    f3_work w, prev = {0, 0, 0, 0};
+    int k = 0;
+    for (; f3_next_work<T, PERSIST>(p, k, &w); k++) {
+        if (k > 0) mbar_wait(&bar[F3_QEMPTY], (k - 1) & 1);   /* the consumers' last S of the last tile is done */
+        f3_load_q<T>(sm, tq, &bar[F3_QFULL], w.m0, w.bh);
+        bool stored = !PERSIST || k == 0;
+        for (int j = 0; j <= w.n; j++) {
+            if (j < w.n) {
+                const uint32_t i = it + j;
+                if (i >= S) mbar_wait(&ring.empty_k[i % S], (i / S - 1) & 1);
+                f3_load_kv<T>(sm.k(i % S), tk, &ring.full_k[i % S], j, w.kvp);
+            }
+            if (j > 0) {
+                if (!stored) { f3_store_o<T>(sm, to, k - 1, prev); stored = true; }
+                const uint32_t i = it + j - 1;
+                if (i >= S) mbar_wait(&ring.empty_v[i % S], (i / S - 1) & 1);
+                f3_load_kv<T>(sm.v(i % S), tv, &ring.full_v[i % S], j - 1, w.kvp);
+            }
+        }
+        if (!stored) f3_store_o<T>(sm, to, k - 1, prev);
+        it += w.n;
+        prev = w;
+    }
+    if (PERSIST && k > 0) {
+        f3_store_o<T>(sm, to, k - 1, prev);
+        bulk_wait<0>();                         /* the last O is written before the block ends */
+    }
+}
+
+/* A consumer warpgroup: per work tile, fresh O, m and l; wait for Q; the step's loop over the K/V
+ * tiles; O and LSE out (07e: staged for the producer's TMA store). */
+template <class T, bool BF16, int LOOP, bool PERSIST>
+static __device__ __forceinline__ void f3_consume(const f3_smem<T> &sm, const f3_params &p, int cw)
+{
+    uint64_t *bar = sm.bar();
+    const int w = (threadIdx.x / 32) % 4, g = (threadIdx.x % 32) / 4;
+    f3_cons<T> c = {sm, f3_ring<T>(bar), smem_addr(sm.q()) + cw * 64 * 128, 0, 0, 0, 0, cw, 0};
+    constexpr bool turns = LOOP == F3_LOOP_OV && T::TURNS;
+    if (turns && cw == 1) bar_arrive<1, 256>();   /* 07d: consumer 1 (cw = 0) takes the first turn */
+    f3_work wk;
+    for (int k = 0; f3_next_work<T, PERSIST>(p, k, &wk); k++) {
+        f3_rows<T> r = {};
+        r.m[0] = r.m[1] = -INFINITY;
+        c.m0 = wk.m0;
+        c.n = wk.n;
+        c.bh = wk.bh;
+        c.row0 = wk.m0 + cw * 64 + w * 16 + g;                          /* this thread's rows: row0, row0 + 8 */
+        mbar_wait(&bar[F3_QFULL], k & 1);
+        if (wk.n == 0) f3_q_done(c);
+        else if constexpr (LOOP == F3_LOOP_WS) f3_loop_ws<T, BF16>(r, c, p);
+        else if constexpr (LOOP == F3_LOOP_PP) f3_loop_pp<T, BF16>(r, c, p);
+        else f3_loop_ov<T, BF16>(r, c, p);
+        if constexpr (PERSIST) f3_epilogue<T, BF16>(r, c, p, k);
+        else f3_store<T, BF16>(r, c.row0, wk.bh, p);
+        c.it0 += wk.n;
+    }
+    if (turns && cw == 0) bar_sync<1, 256>();      /* the last turn passed to it: every arrival is waited for */
+}
+
+template <class T, bool BF16, int LOOP, bool PERSIST>
 __global__ void __launch_bounds__(F3_WS_THREADS, 1)
 fa3_ws_kernel(const __grid_constant__ CUtensorMap tq, const __grid_constant__ CUtensorMap tk,
-              const __grid_constant__ CUtensorMap tv, f3_params p)
+              const __grid_constant__ CUtensorMap tv, const __grid_constant__ CUtensorMap to, f3_params p)
 {
-    constexpr int BC = f3_tile<D>::BC, STAGES = f3_tile<D>::STAGES;
     extern __shared__ unsigned char smem_raw[];
-    const f3_smem<D> sm(smem_raw);
-    uint64_t *bar = sm.bar(), *full = bar + 1, *empty = bar + 1 + STAGES;
-    const int wg = threadIdx.x / 128;
-    const int bh = blockIdx.y, b = bh / p.Hq, h = bh % p.Hq;
-    const int kvp = b * p.Hkv + h / (p.Hq / p.Hkv);
-    const int m0 = blockIdx.x * F3_BR, n_tiles = f3_tiles(p, m0, BC);
-
+    const f3_smem<T> sm(smem_raw);
+    uint64_t *bar = sm.bar();
+    const f3_ring<T> ring(bar);
     if (threadIdx.x == 0) {
         tma_prefetch_map(&tq); tma_prefetch_map(&tk); tma_prefetch_map(&tv);
-        mbar_init(&bar[0], 1);
-        for (int s = 0; s < STAGES; s++) {
-            mbar_init(&full[s], 1);
-            mbar_init(&empty[s], 2);            /* one arrival per consumer warpgroup */
+        if (PERSIST) tma_prefetch_map(&to);
+        mbar_init(&bar[F3_QFULL], 1);
+        mbar_init(&bar[F3_QEMPTY], F3_CW);        /* one arrival per consumer warpgroup */
+        mbar_init(&bar[F3_OFULL], F3_CW * 128);   /* every consumer thread, after its part of O */
+        mbar_init(&bar[F3_OEMPTY], 1);
+        for (int s = 0; s < T::STAGES; s++) {
+            mbar_init(&ring.full_k[s], 1);
+            mbar_init(&ring.full_v[s], 1);
+            mbar_init(&ring.empty_k[s], F3_CW);
+            mbar_init(&ring.empty_v[s], F3_CW);
         }
         mbar_init_fence();
     }
     __syncthreads();
 
-    if (wg == 0) {                              /* the producer */
-        setmaxnreg_dec<40>();
-        if (threadIdx.x == 0) {
-            f3_load_q<D>(sm, &tq, &bar[0], m0, bh);
-            for (int j = 0; j < n_tiles; j++) {
-                const int st = j % STAGES;
-                if (j >= STAGES) mbar_wait(&empty[st], (j / STAGES - 1) & 1);   /* tile j - STAGES released */
-                f3_load_kv<D>(sm, &tk, &tv, &full[st], st, j, kvp);
-            }
-        }
+    if (threadIdx.x < 128) {                    /* the producer */
+        setmaxnreg_dec<24>();
+        if (threadIdx.x == 0) f3_produce<T, PERSIST>(sm, &tq, &tk, &tv, &to, p);
     } else {                                    /* a consumer */
-        setmaxnreg_inc<232>();
-        const int cw = wg - 1, w = (threadIdx.x / 32) % 4, g = (threadIdx.x % 32) / 4;
-        f3_rows<D> r = {};
-        r.m[0] = r.m[1] = -INFINITY;
-        const int row0 = m0 + cw * 64 + w * 16 + g;
-        const uint32_t q_wg = smem_addr(sm.q()) + cw * 64 * 128;
-        mbar_wait(&bar[0], 0);
-        for (int j = 0; j < n_tiles; j++) {
-            const int st = j % STAGES;
-            mbar_wait(&full[st], (j / STAGES) & 1);
-            f3_tile_step<D, BF16>(r, q_wg, smem_addr(sm.k(st)), smem_addr(sm.v(st)), j * BC, row0, m0, p);
-            if (threadIdx.x % 128 == 0) mbar_arrive(&empty[st]);   /* its wgmmas on the stage are done */
-        }
-        f3_store<D, BF16>(r, row0, bh, p);
+        setmaxnreg_inc<240>();
+        f3_consume<T, BF16, LOOP, PERSIST>(sm, p, threadIdx.x / 128 - 1);
     }
 }

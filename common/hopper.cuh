@@ -75,6 +75,49 @@ static __device__ __forceinline__ void tma_load_3d(void *dst, const void *map, u
                  :: "r"(smem_addr(dst)), "l"(map), "r"(smem_addr(bar)), "r"(c0), "r"(c1), "r"(c2) : "memory");
 }
 
+/* The box at (c0, c1, c2) of a 3-D tensor map written from shared memory at src; parts of the box
+ * outside the tensor are not written. Copies are grouped per thread (bulk_commit) and waited for
+ * (bulk_wait_read: until their shared memory has been read and may be reused; bulk_wait: until the
+ * writes are done). */
+static __device__ __forceinline__ void tma_store_3d(const void *map, const void *src, int c0, int c1, int c2)
+{
+    asm volatile("cp.async.bulk.tensor.3d.global.shared::cta.bulk_group [%0, {%2, %3, %4}], [%1];"
+                 :: "l"(map), "r"(smem_addr(src)), "r"(c0), "r"(c1), "r"(c2) : "memory");
+}
+
+static __device__ __forceinline__ void bulk_commit(void)
+{
+    asm volatile("cp.async.bulk.commit_group;" ::: "memory");
+}
+
+template <int n>
+static __device__ __forceinline__ void bulk_wait_read(void)
+{
+    asm volatile("cp.async.bulk.wait_group.read %0;" :: "n"(n) : "memory");
+}
+
+template <int n>
+static __device__ __forceinline__ void bulk_wait(void)
+{
+    asm volatile("cp.async.bulk.wait_group %0;" :: "n"(n) : "memory");
+}
+
+/* ---- named barriers ------------------------------------------------------------------------- */
+
+/* Barrier ID (1..15; 0 is __syncthreads) over NT threads: bar_sync waits until NT threads have
+ * arrived (itself included); bar_arrive counts itself and goes on. The ids and counts are
+ * immediates, so the compiler reserves only the barriers used. */
+template <int ID, int NT>
+static __device__ __forceinline__ void bar_sync(void)
+{
+    asm volatile("bar.sync %0, %1;" :: "n"(ID), "n"(NT) : "memory");
+}
+template <int ID, int NT>
+static __device__ __forceinline__ void bar_arrive(void)
+{
+    asm volatile("bar.arrive %0, %1;" :: "n"(ID), "n"(NT) : "memory");
+}
+
 /* Shared memory written by ordinary stores, read next by the async proxy (wgmma, TMA): each writing
  * thread fences before the barrier that orders the two. */
 static __device__ __forceinline__ void fence_proxy_async(void)
@@ -131,80 +174,119 @@ static __device__ __forceinline__ void setmaxnreg_dec(void)
     asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;" :: "n"(n));
 }
 
-/* The accumulator operands and their placeholders, per N (N / 2 floats per thread). */
-#define WGMMA_D64 "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), \
-    "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), \
-    "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), \
-    "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31])
-#define WGMMA_P64 "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31}"
-#define WGMMA_D128 "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), \
-    "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), \
-    "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), \
-    "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]), \
-    "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]), \
-    "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]), \
-    "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]), \
-    "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63])
-#define WGMMA_P128 "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63}"
+/* wgmma m64nNk16 for any N that is a multiple of 16 up to 256, float32 accumulators d[N / 2]
+ * (the layout at the top of this file), float16 or bfloat16 operands.
+ *   wgmma_ss<N, BF16>(d, da, db, acc): A and B from shared memory, both K-major (S = Q K^T).
+ *   wgmma_rs<N, BF16>(d, a, db, acc): A from registers (a[4], two elements per register, the
+ *     accumulator layout of its 16 columns), B from shared memory N-major (O += P V).
+ * acc = 0 overwrites d, 1 accumulates. Inline PTX numbers its operands in order, outputs first, and
+ * N / 2 accumulators make the position of any operand listed after them depend on N; so the
+ * descriptors, A and the flag are listed first (as in-out operands, which they are not: the
+ * instruction only reads them) and the accumulators after, at fixed positions: from %3 for the
+ * shared-memory form, from %6 for the register form. WG_SS_g / WG_RS_g name the eight
+ * accumulators of group g in the PTX text, WG_F8 binds them, WG_CATk / WG_OPSk take the first
+ * k groups. */
+#define WG_F8(i) "+f"(d[(i) + 0]), "+f"(d[(i) + 1]), "+f"(d[(i) + 2]), "+f"(d[(i) + 3]), \
+                 "+f"(d[(i) + 4]), "+f"(d[(i) + 5]), "+f"(d[(i) + 6]), "+f"(d[(i) + 7])
+#define WG_SS_0 "%3, %4, %5, %6, %7, %8, %9, %10"
+#define WG_SS_1 ", %11, %12, %13, %14, %15, %16, %17, %18"
+#define WG_SS_2 ", %19, %20, %21, %22, %23, %24, %25, %26"
+#define WG_SS_3 ", %27, %28, %29, %30, %31, %32, %33, %34"
+#define WG_SS_4 ", %35, %36, %37, %38, %39, %40, %41, %42"
+#define WG_SS_5 ", %43, %44, %45, %46, %47, %48, %49, %50"
+#define WG_SS_6 ", %51, %52, %53, %54, %55, %56, %57, %58"
+#define WG_SS_7 ", %59, %60, %61, %62, %63, %64, %65, %66"
+#define WG_SS_8 ", %67, %68, %69, %70, %71, %72, %73, %74"
+#define WG_SS_9 ", %75, %76, %77, %78, %79, %80, %81, %82"
+#define WG_SS_10 ", %83, %84, %85, %86, %87, %88, %89, %90"
+#define WG_SS_11 ", %91, %92, %93, %94, %95, %96, %97, %98"
+#define WG_SS_12 ", %99, %100, %101, %102, %103, %104, %105, %106"
+#define WG_SS_13 ", %107, %108, %109, %110, %111, %112, %113, %114"
+#define WG_SS_14 ", %115, %116, %117, %118, %119, %120, %121, %122"
+#define WG_SS_15 ", %123, %124, %125, %126, %127, %128, %129, %130"
+#define WG_RS_0 "%6, %7, %8, %9, %10, %11, %12, %13"
+#define WG_RS_1 ", %14, %15, %16, %17, %18, %19, %20, %21"
+#define WG_RS_2 ", %22, %23, %24, %25, %26, %27, %28, %29"
+#define WG_RS_3 ", %30, %31, %32, %33, %34, %35, %36, %37"
+#define WG_RS_4 ", %38, %39, %40, %41, %42, %43, %44, %45"
+#define WG_RS_5 ", %46, %47, %48, %49, %50, %51, %52, %53"
+#define WG_RS_6 ", %54, %55, %56, %57, %58, %59, %60, %61"
+#define WG_RS_7 ", %62, %63, %64, %65, %66, %67, %68, %69"
+#define WG_RS_8 ", %70, %71, %72, %73, %74, %75, %76, %77"
+#define WG_RS_9 ", %78, %79, %80, %81, %82, %83, %84, %85"
+#define WG_RS_10 ", %86, %87, %88, %89, %90, %91, %92, %93"
+#define WG_RS_11 ", %94, %95, %96, %97, %98, %99, %100, %101"
+#define WG_RS_12 ", %102, %103, %104, %105, %106, %107, %108, %109"
+#define WG_RS_13 ", %110, %111, %112, %113, %114, %115, %116, %117"
+#define WG_RS_14 ", %118, %119, %120, %121, %122, %123, %124, %125"
+#define WG_RS_15 ", %126, %127, %128, %129, %130, %131, %132, %133"
+#define WG_CAT1(P) P##0
+#define WG_CAT2(P) WG_CAT1(P) P##1
+#define WG_CAT3(P) WG_CAT2(P) P##2
+#define WG_CAT4(P) WG_CAT3(P) P##3
+#define WG_CAT5(P) WG_CAT4(P) P##4
+#define WG_CAT6(P) WG_CAT5(P) P##5
+#define WG_CAT7(P) WG_CAT6(P) P##6
+#define WG_CAT8(P) WG_CAT7(P) P##7
+#define WG_CAT9(P) WG_CAT8(P) P##8
+#define WG_CAT10(P) WG_CAT9(P) P##9
+#define WG_CAT11(P) WG_CAT10(P) P##10
+#define WG_CAT12(P) WG_CAT11(P) P##11
+#define WG_CAT13(P) WG_CAT12(P) P##12
+#define WG_CAT14(P) WG_CAT13(P) P##13
+#define WG_CAT15(P) WG_CAT14(P) P##14
+#define WG_CAT16(P) WG_CAT15(P) P##15
+#define WG_OPS1 WG_F8(0)
+#define WG_OPS2 WG_OPS1, WG_F8(8)
+#define WG_OPS3 WG_OPS2, WG_F8(16)
+#define WG_OPS4 WG_OPS3, WG_F8(24)
+#define WG_OPS5 WG_OPS4, WG_F8(32)
+#define WG_OPS6 WG_OPS5, WG_F8(40)
+#define WG_OPS7 WG_OPS6, WG_F8(48)
+#define WG_OPS8 WG_OPS7, WG_F8(56)
+#define WG_OPS9 WG_OPS8, WG_F8(64)
+#define WG_OPS10 WG_OPS9, WG_F8(72)
+#define WG_OPS11 WG_OPS10, WG_F8(80)
+#define WG_OPS12 WG_OPS11, WG_F8(88)
+#define WG_OPS13 WG_OPS12, WG_F8(96)
+#define WG_OPS14 WG_OPS13, WG_F8(104)
+#define WG_OPS15 WG_OPS14, WG_F8(112)
+#define WG_OPS16 WG_OPS15, WG_F8(120)
 
-/* d (+)= A * B, m64n64k16, float32 accumulators; A and B from shared memory (descriptors);
- * TRANS_B = 1: B is N-major; BF16: bfloat16 operands, else float16. */
-template <int TRANS_B, bool BF16>
-static __device__ __forceinline__ void wgmma_ss_64(float (&d)[32], uint64_t da, uint64_t db, int accumulate)
+#define WGMMA_SS_ASM(G, NS, TY)                                                                       \
+    asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %2, 0;\nwgmma.mma_async.sync.aligned.m64n" NS      \
+                 "k16.f32." TY "." TY " {" WG_CAT##G(WG_SS_) "}, %0, %1, p, 1, 1, 0, 0;\n}\n"            \
+                 : "+l"(da), "+l"(db), "+r"(acc), WG_OPS##G)
+#define WGMMA_RS_ASM(G, NS, TY)                                                                       \
+    asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %5, 0;\nwgmma.mma_async.sync.aligned.m64n" NS      \
+                 "k16.f32." TY "." TY " {" WG_CAT##G(WG_RS_) "}, {%0, %1, %2, %3}, %4, p, 1, 1, 1;\n}\n"  \
+                 : "+r"(a0), "+r"(a1), "+r"(a2), "+r"(a3), "+l"(db), "+r"(acc), WG_OPS##G)
+/* One case per N = 16 G: the G-th line below picks the instruction for N. */
+#define WGMMA_BY_N(ASM, TY)                                                                           \
+    if constexpr (G == 1) ASM(1, "16", TY);  else if constexpr (G == 2) ASM(2, "32", TY);              \
+    else if constexpr (G == 3) ASM(3, "48", TY);   else if constexpr (G == 4) ASM(4, "64", TY);         \
+    else if constexpr (G == 5) ASM(5, "80", TY);   else if constexpr (G == 6) ASM(6, "96", TY);         \
+    else if constexpr (G == 7) ASM(7, "112", TY);  else if constexpr (G == 8) ASM(8, "128", TY);        \
+    else if constexpr (G == 9) ASM(9, "144", TY);  else if constexpr (G == 10) ASM(10, "160", TY);      \
+    else if constexpr (G == 11) ASM(11, "176", TY); else if constexpr (G == 12) ASM(12, "192", TY);     \
+    else if constexpr (G == 13) ASM(13, "208", TY); else if constexpr (G == 14) ASM(14, "224", TY);     \
+    else if constexpr (G == 15) ASM(15, "240", TY); else ASM(16, "256", TY);
+
+template <int N, bool BF16>
+static __device__ __forceinline__ void wgmma_ss(float (&d)[N / 2], uint64_t da, uint64_t db, int acc)
 {
-    if constexpr (BF16)
-        asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %34, 0;\nwgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16 "
-                     WGMMA_P64 ", %32, %33, p, 1, 1, 0, %35;\n}\n"
-                     : WGMMA_D64 : "l"(da), "l"(db), "r"(accumulate), "n"(TRANS_B));
-    else
-        asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %34, 0;\nwgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16 "
-                     WGMMA_P64 ", %32, %33, p, 1, 1, 0, %35;\n}\n"
-                     : WGMMA_D64 : "l"(da), "l"(db), "r"(accumulate), "n"(TRANS_B));
+    static_assert(N % 16 == 0 && N >= 16 && N <= 256, "wgmma N: a multiple of 16 up to 256");
+    constexpr int G = N / 16;
+    if constexpr (BF16) { WGMMA_BY_N(WGMMA_SS_ASM, "bf16") } else { WGMMA_BY_N(WGMMA_SS_ASM, "f16") }
 }
 
-/* The same with A from registers: four 32-bit registers of two elements each, in the layout of
- * the accumulators for its 16 columns. */
-template <int TRANS_B, bool BF16>
-static __device__ __forceinline__ void wgmma_rs_64(float (&d)[32], const uint32_t (&a)[4], uint64_t db, int accumulate)
+template <int N, bool BF16>
+static __device__ __forceinline__ void wgmma_rs(float (&d)[N / 2], const uint32_t (&a)[4], uint64_t db, int acc)
 {
-    if constexpr (BF16)
-        asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %37, 0;\nwgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16 "
-                     WGMMA_P64 ", {%32, %33, %34, %35}, %36, p, 1, 1, %38;\n}\n"
-                     : WGMMA_D64 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(db), "r"(accumulate), "n"(TRANS_B));
-    else
-        asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %37, 0;\nwgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16 "
-                     WGMMA_P64 ", {%32, %33, %34, %35}, %36, p, 1, 1, %38;\n}\n"
-                     : WGMMA_D64 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(db), "r"(accumulate), "n"(TRANS_B));
-}
-
-/* d (+)= A * B, m64n128k16, float32 accumulators; A and B from shared memory (descriptors);
- * TRANS_B = 1: B is N-major; BF16: bfloat16 operands, else float16. */
-template <int TRANS_B, bool BF16>
-static __device__ __forceinline__ void wgmma_ss_128(float (&d)[64], uint64_t da, uint64_t db, int accumulate)
-{
-    if constexpr (BF16)
-        asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %66, 0;\nwgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16 "
-                     WGMMA_P128 ", %64, %65, p, 1, 1, 0, %67;\n}\n"
-                     : WGMMA_D128 : "l"(da), "l"(db), "r"(accumulate), "n"(TRANS_B));
-    else
-        asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %66, 0;\nwgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16 "
-                     WGMMA_P128 ", %64, %65, p, 1, 1, 0, %67;\n}\n"
-                     : WGMMA_D128 : "l"(da), "l"(db), "r"(accumulate), "n"(TRANS_B));
-}
-
-/* The same with A from registers: four 32-bit registers of two elements each, in the layout of
- * the accumulators for its 16 columns. */
-template <int TRANS_B, bool BF16>
-static __device__ __forceinline__ void wgmma_rs_128(float (&d)[64], const uint32_t (&a)[4], uint64_t db, int accumulate)
-{
-    if constexpr (BF16)
-        asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %69, 0;\nwgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16 "
-                     WGMMA_P128 ", {%64, %65, %66, %67}, %68, p, 1, 1, %70;\n}\n"
-                     : WGMMA_D128 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(db), "r"(accumulate), "n"(TRANS_B));
-    else
-        asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %69, 0;\nwgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16 "
-                     WGMMA_P128 ", {%64, %65, %66, %67}, %68, p, 1, 1, %70;\n}\n"
-                     : WGMMA_D128 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(db), "r"(accumulate), "n"(TRANS_B));
+    static_assert(N % 16 == 0 && N >= 16 && N <= 256, "wgmma N: a multiple of 16 up to 256");
+    constexpr int G = N / 16;
+    uint32_t a0 = a[0], a1 = a[1], a2 = a[2], a3 = a[3];
+    if constexpr (BF16) { WGMMA_BY_N(WGMMA_RS_ASM, "bf16") } else { WGMMA_BY_N(WGMMA_RS_ASM, "f16") }
 }
 
 #endif

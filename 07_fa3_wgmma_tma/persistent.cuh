@@ -1,0 +1,83 @@
+/* Variant 07e: persistent. 07d + one change in where the work comes from: instead of one block per
+ * 128-row work tile (ceil(N / 128) x B x Hq blocks, each paying its own start -- barriers, Q's
+ * load, the first K/V stages -- and its own end -- O written while the tensor cores idle), one
+ * block per SM walks the work tiles of a fixed schedule, and the producer runs ahead across the
+ * tiles: while the consumers finish tile k, it already loads Q and the first K of tile k + 1.
+ *
+ *   producer   Q(k) K0 V- K1 V0 ... | Q(k+1) K0 | store O(k) | V0 K1 ...
+ *   consumers  ... S PV softmax ... last P V(k) | O(k) -> shared | S0(k+1) softmax ...
+ *
+ * - The schedule (f3_persistent_work): block b takes work tiles b, b + G, b + 2G, ... (G blocks).
+ *   Work tiles are numbered section by section, a section being as many heads as keep their K and
+ *   V in 32 MB of L2 (f3_section on the host: a power of two of KV heads, times the query heads that
+ *   share one, so GQA's heads of one group sit together); inside a section, by query block, heads
+ *   inner, so that the blocks at work at one time read the K and V of few heads. Causal: the query
+ *   blocks go longest first (the last block of a head sees every key), and every other round of G
+ *   goes backwards over the blocks, so the long and short tiles even out per block.
+ * - Q: the consumers arrive on an mbarrier once their last S of a tile is done; the producer waits
+ *   on it before loading the next tile's Q over the old one.
+ * - O leaves through shared memory: the consumers write O / l, converted, into the swizzled layout
+ *   TMA reads (over the V stages, whose last reader they have just waited for: one named barrier
+ *   over both consumers), and arrive on an mbarrier; the producer, before the first V of the next
+ *   tile, stores it with one TMA copy per 64 columns (rows past N and columns past d are not
+ *   written) and arrives on another once TMA has read it. LSE is written from the registers.
+ *
+ * Compiled into fa3.cu's translation unit (the skeleton is warp_specialized.cuh's, the loop
+ * intra_overlap.cuh's). */
+
+/* The block's k-th work tile of the schedule above: false when none is left. */
+static __device__ __forceinline__ bool f3_persistent_work(const f3_params &p, int k, int *mb, int *bh)
+{
+    const int G = gridDim.x;
+    const int t = k * G + (p.causal && (k & 1) ? G - 1 - (int)blockIdx.x : (int)blockIdx.x);
+    if (t >= p.tiles) return false;
+    const int per_sec = p.sec * p.n_mblocks, first = t / per_sec * p.sec, rem = t % per_sec;
+    const int heads = min(p.sec, p.n_bh - first);                       /* the last section may be short */
+    const int mr = rem / heads;
+    *bh = first + rem % heads;
+    *mb = p.causal ? p.n_mblocks - 1 - mr : mr;
+    return true;
+}
+
+/* A consumer's part of O / l into the staging layout (Q's: 128 rows of 64-column chunks, 128B
+ * swizzled), and its rows' LSE. The previous tile's O must have left first. */
+template <class T, bool BF16>
+static __device__ __forceinline__ void f3_epilogue(const f3_rows<T> &r, const f3_cons<T> &c, const f3_params &p, int k)
+{
+    uint64_t *bar = c.sm.bar();
+    const int cq = threadIdx.x % 4;
+    bar_sync<3, F3_CW * 128>();                  /* both consumers' last P V is done: O may overwrite V */
+    if (k > 0) mbar_wait(&bar[F3_OEMPTY], (k - 1) & 1);
+    unsigned char *o = reinterpret_cast<unsigned char *>(c.sm.o());
+#pragma unroll
+    for (int hi = 0; hi < 2; hi++) {
+        float l = r.l[hi];
+        l += __shfl_xor_sync(0xffffffffu, l, 1);
+        l += __shfl_xor_sync(0xffffffffu, l, 2);
+        const float inv = l > 0.0f ? 1.0f / l : 0.0f;
+        const int row = c.row0 - c.m0 + hi * 8;                         /* in the tile; row % 8 = lane / 4 */
+        unsigned char *orow = o + row * 128 + cq * 4;
+#pragma unroll
+        for (int i = 0; i < T::DV / 2; i += 4) {
+            const int blk = i / 4;                                      /* 8-column block: chunk blk / 8, unit blk % 8 */
+            *reinterpret_cast<uint32_t *>(orow + (blk / 8) * F3_BR * 128 + (((blk % 8) ^ (row % 8)) * 16)) =
+                pack2<BF16>(r.o[i + 2 * hi] * inv, r.o[i + 2 * hi + 1] * inv);
+        }
+        if (cq == 0 && c.row0 + hi * 8 < p.N) p.lse[(size_t)c.bh * p.N + c.row0 + hi * 8] = f3_lse(r.m[hi], l);
+    }
+    fence_proxy_async();                        /* the stores above are read next by TMA */
+    mbar_arrive(&bar[F3_OFULL]);
+}
+
+/* The producer stores the k-th work tile's O once the consumers have staged it, and hands the
+ * staging space back once TMA has read it. */
+template <class T>
+static __device__ __forceinline__ void f3_store_o(const f3_smem<T> &sm, const CUtensorMap *to, int k, const f3_work &w)
+{
+    uint64_t *bar = sm.bar();
+    mbar_wait(&bar[F3_OFULL], k & 1);
+    for (int ch = 0; ch < T::CH; ch++) tma_store_3d(to, sm.o() + ch * F3_BR * 64, ch * 64, w.m0, w.bh);
+    bulk_commit();
+    bulk_wait_read<0>();
+    mbar_arrive(&bar[F3_OEMPTY]);
+}
