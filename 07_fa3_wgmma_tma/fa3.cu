@@ -59,7 +59,9 @@
  *       FlashAttention-3's choices (128 up to d = 128, 112 at 192, 80 at 256); WIDE (not causal,
  *       d = 64 and 128) takes FlashAttention-3's wider non-causal tiles, 192 and 176.
  *   STAGES  K/V stages: as many as fit, at most 3.
- *   TURNS  07d and 07e keep 07c's turns between the consumers up to d = 128 (intra_overlap.cuh). */
+ *   TURNS  07d and 07e keep 07c's turns between the consumers up to d = 128 (intra_overlap.cuh).
+ *   O_SEP  07e stages O (128 x DV) in shared memory of its own where that still fits; else over
+ *       O_STAGES of the V stages (persistent.cuh says which). */
 template <int DK_, bool WIDE = false>
 struct f3_tile {
     static constexpr int DK = DK_;
@@ -70,10 +72,13 @@ struct f3_tile {
     static constexpr int FIT = (int)((F3_SMEM_MAX - 2048 - q_bytes) / (2 * kv_bytes));
     static constexpr int STAGES = FIT < 3 ? FIT : 3;
     static constexpr bool TURNS = DK <= 128;
-    static constexpr size_t smem = 1024 + q_bytes + 2 * STAGES * kv_bytes + 256;
+    static constexpr size_t ring = 1024 + q_bytes + 2 * STAGES * kv_bytes + 256;   /* + alignment, barriers */
+    static constexpr bool O_SEP = ring + q_bytes <= F3_SMEM_MAX;
+    static constexpr int O_STAGES = O_SEP ? 0 : (int)((q_bytes + kv_bytes - 1) / kv_bytes);
+    static constexpr size_t smem = ring + (O_SEP ? q_bytes : 0);
     static_assert(!WIDE || DK == 64 || DK == 128, "wide tiles at d = 64 and 128");
     static_assert(STAGES >= 2 && BC % 16 == 0 && smem <= F3_SMEM_MAX, "two stages fit");
-    static_assert(q_bytes <= STAGES * kv_bytes, "07e's O staging fits in the V stages");
+    static_assert(O_STAGES == 1 || O_STAGES == 0 || O_STAGES == STAGES, "07e's O staging: its own, one V stage or all");
 };
 
 typedef struct f3_params {
@@ -82,6 +87,7 @@ typedef struct f3_params {
     int Hq, Hkv, N, M, causal, d;
     float scale_log2;
     int n_mblocks, n_bh, tiles, sec;   /* 07e's schedule: query blocks, heads, work tiles, heads per L2 section */
+    int *sched;                        /* 07e, causal: the next work tile to hand out, and the blocks done */
 } f3_params;
 
 /* Two floats as two elements of the storage type in one register (the lower column low). */
@@ -101,8 +107,9 @@ static __device__ __forceinline__ uint32_t pack2(float lo, float hi)
  * empty, V empty (07a: one full barrier per stage for K and V, the K slot). */
 enum { F3_QFULL = 0, F3_QEMPTY, F3_OFULL, F3_OEMPTY, F3_RING };
 
-/* Where a block's tiles live: 1024-aligned shared memory, Q, the K stages, the V stages (07e's O
- * is staged over the first V stages once the last P V is done), then the mbarriers. */
+/* Where a block's tiles live: 1024-aligned shared memory, Q, the K stages, the V stages, 07e's O
+ * staging space where it has its own (O_SEP), then the mbarriers and the slot in which 07e's
+ * producer tells the consumers their next work tile. */
 template <class T>
 struct f3_smem {
     unsigned char *base;
@@ -114,11 +121,11 @@ struct f3_smem {
     __device__ __forceinline__ __half *q() const { return reinterpret_cast<__half *>(base); }
     __device__ __forceinline__ __half *k(int s) const { return reinterpret_cast<__half *>(base + T::q_bytes + s * T::kv_bytes); }
     __device__ __forceinline__ __half *v(int s) const { return k(T::STAGES + s); }
-    __device__ __forceinline__ __half *o() const { return v(0); }
     __device__ __forceinline__ uint64_t *bar() const
     {
-        return reinterpret_cast<uint64_t *>(base + T::q_bytes + 2 * T::STAGES * T::kv_bytes);
+        return reinterpret_cast<uint64_t *>(base + T::q_bytes + 2 * T::STAGES * T::kv_bytes + (T::O_SEP ? T::q_bytes : 0));
     }
+    __device__ __forceinline__ int *slot() const { return reinterpret_cast<int *>(bar() + F3_RING + 4 * T::STAGES); }
 };
 
 /* The copies of a block's Q tile, and of K or V tile j into stage s, each box of 64 columns; the
@@ -430,6 +437,12 @@ static size_t f3_workspace(const attn_shape *s, const attn_env *env)
     return 0;   /* O, m and l live in registers */
 }
 
+static size_t f3_workspace_07e(const attn_shape *s, const attn_env *env)
+{
+    (void)s; (void)env;
+    return 2 * sizeof(int);   /* the causal schedule's counters: the next work tile, the blocks done */
+}
+
 /* 07e's L2 sections: the query heads whose K and V (together) fit in 32 of the H100's 50 MB of L2,
  * rounded down to a power of two KV heads, times the query heads per KV head. */
 static int f3_section(const attn_shape *s)
@@ -472,9 +485,16 @@ static const char *f3_run(const attn_args *a, cudaStream_t st, int var)
     RUNG_CUDA(cudaFuncSetAttribute(v.kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)v.smem));
     const int n_mblocks = (s->N + F3_BR - 1) / F3_BR, n_bh = s->B * s->Hq;
     const f3_params p = {a->o, a->lse, s->Hq, s->Hkv, s->N, s->M, s->causal, s->d, s->scale * LOG2E,
-                         n_mblocks, n_bh, n_mblocks * n_bh, f3_section(s)};
+                         n_mblocks, n_bh, n_mblocks * n_bh, f3_section(s), (int *)a->workspace};
     dim3 grid(n_mblocks, n_bh);
-    if (var == F3_07E) grid = dim3(p.tiles < a->env.sm_count ? p.tiles : a->env.sm_count);
+    if (var == F3_07E) {
+        static const void *zeroed;             /* 07e's two counters start at 0, and each launch leaves them so */
+        if (a->workspace != zeroed) {
+            RUNG_CUDA(cudaMemsetAsync(a->workspace, 0, 2 * sizeof(int), st));
+            zeroed = a->workspace;
+        }
+        grid = dim3(p.tiles < a->env.sm_count ? p.tiles : a->env.sm_count);
+    }
     v.kernel<<<grid, v.threads, v.smem, st>>>(maps.tq, maps.tk, maps.tv, maps.to, p);
     RUNG_LAUNCHED(fa3_kernel);
     return NULL;
@@ -527,7 +547,7 @@ static const rung rung_07e = {
     "07e", "fa3: persistent",
     "07d + one block per SM walks the work tiles (longest first when causal, heads in L2-sized "
     "sections); Q and K of the next tile load under this one; O leaves through shared memory by TMA",
-    f3_unsupported, f3_workspace, run_07e, f3_describe,
+    f3_unsupported, f3_workspace_07e, run_07e, f3_describe,
 };
 
 extern "C" const rung *const rung_variants[] = {&rung_07a, &rung_07b, &rung_07c, &rung_07d, &rung_07e, NULL};

@@ -25,30 +25,90 @@
  * Compiled into fa3.cu's translation unit (the skeleton is warp_specialized.cuh's, the loop
  * intra_overlap.cuh's). */
 
-/* The block's k-th work tile of the schedule above: false when none is left. */
-static __device__ __forceinline__ bool f3_persistent_work(const f3_params &p, int k, int *mb, int *bh)
+/* Work tile t of the schedule: its query block and head. */
+static __device__ __forceinline__ void f3_tile_of(const f3_params &p, int t, int *mb, int *bh)
 {
-    const int G = gridDim.x;
-    const int t = k * G + (p.causal && (k & 1) ? G - 1 - (int)blockIdx.x : (int)blockIdx.x);
-    if (t >= p.tiles) return false;
     const int per_sec = p.sec * p.n_mblocks, first = t / per_sec * p.sec, rem = t % per_sec;
     const int heads = min(p.sec, p.n_bh - first);                       /* the last section may be short */
     const int mr = rem / heads;
     *bh = first + rem % heads;
-    *mb = p.causal ? p.n_mblocks - 1 - mr : mr;
-    return true;
+    *mb = p.causal ? p.n_mblocks - 1 - mr : mr;                        /* causal: longest first */
+}
+
+/* The block's work tile after t: G on (not causal), or the next one nobody has taken yet (causal). */
+static __device__ __forceinline__ int f3_next_tile(const f3_params &p, int t)
+{
+    return p.causal ? atomicAdd(&p.sched[0], 1) + (int)gridDim.x : t + (int)gridDim.x;
+}
+
+/* Causal: the last block to finish puts the counter back to 0 for the next launch (every block has
+ * taken its last tile number by then: it counts itself done after). */
+static __device__ __forceinline__ void f3_schedule_done(const f3_params &p)
+{
+    if (!p.causal) return;
+    __threadfence();
+    if (atomicAdd(&p.sched[1], 1) == (int)gridDim.x - 1) {
+        p.sched[0] = 0;
+        p.sched[1] = 0;
+    }
+}
+
+/* Where the consumers stage a work tile's O: in space of its own (O_SEP), else over the V stage the
+ * next work tile fills last of its first STAGES (so that its first V loads need not wait for the
+ * store), or over all of them when O needs them all. it_next: the K/V tiles the block has gone
+ * through when the work tile ends. */
+template <class T>
+static __device__ __forceinline__ __half *f3_o_stage(const f3_smem<T> &sm, uint32_t it_next)
+{
+    if (T::O_SEP) return sm.v(T::STAGES);
+    if (T::O_STAGES == 1) return sm.v((it_next + T::STAGES - 1) % T::STAGES);
+    return sm.v(0);
+}
+
+static __device__ __forceinline__ void f3_stage_o(f3_pending &o, int k, const f3_work &w, uint32_t it_next)
+{
+    o.k = k;
+    o.m0 = w.m0;
+    o.bh = w.bh;
+    o.it_next = it_next;
+}
+
+/* The producer stores the pending O once the consumers have staged it (one TMA copy per 64
+ * columns), and hands the staging space back once TMA has read it. */
+template <class T>
+static __device__ __forceinline__ void f3_store_o(const f3_smem<T> &sm, const CUtensorMap *to, f3_pending &o)
+{
+    if (o.k < 0) return;
+    uint64_t *bar = sm.bar();
+    const __half *src = f3_o_stage(sm, o.it_next);
+    mbar_wait(&bar[F3_OFULL], o.k & 1);
+    for (int ch = 0; ch < T::CH; ch++) tma_store_3d(to, src + ch * F3_BR * 64, ch * 64, o.m0, o.bh);
+    bulk_commit();
+    bulk_wait_read<0>();
+    mbar_arrive(&bar[F3_OEMPTY]);
+    o.k = -1;
+}
+
+/* Before a V load into stage s: the pending O leaves first if it is staged there. */
+template <class T>
+static __device__ __forceinline__ void f3_store_before(const f3_smem<T> &sm, const CUtensorMap *to, f3_pending &o, int s)
+{
+    if (o.k < 0 || T::O_SEP) return;
+    if (T::O_STAGES == 1 && s != (int)((o.it_next + T::STAGES - 1) % T::STAGES)) return;
+    f3_store_o<T>(sm, to, o);
 }
 
 /* A consumer's part of O / l into the staging layout (Q's: 128 rows of 64-column chunks, 128B
- * swizzled), and its rows' LSE. The previous tile's O must have left first. */
+ * swizzled), and its rows' LSE. Over V stages, both consumers' last P V must be done first; the
+ * previous tile's O must have left. */
 template <class T, bool BF16>
 static __device__ __forceinline__ void f3_epilogue(const f3_rows<T> &r, const f3_cons<T> &c, const f3_params &p, int k)
 {
     uint64_t *bar = c.sm.bar();
     const int cq = threadIdx.x % 4;
-    bar_sync<3, F3_CW * 128>();                  /* both consumers' last P V is done: O may overwrite V */
+    if (!T::O_SEP) bar_sync<3, F3_CW * 128>();
     if (k > 0) mbar_wait(&bar[F3_OEMPTY], (k - 1) & 1);
-    unsigned char *o = reinterpret_cast<unsigned char *>(c.sm.o());
+    unsigned char *o = reinterpret_cast<unsigned char *>(f3_o_stage(c.sm, c.it0 + c.n));
 #pragma unroll
     for (int hi = 0; hi < 2; hi++) {
         float l = r.l[hi];
@@ -67,17 +127,4 @@ static __device__ __forceinline__ void f3_epilogue(const f3_rows<T> &r, const f3
     }
     fence_proxy_async();                        /* the stores above are read next by TMA */
     mbar_arrive(&bar[F3_OFULL]);
-}
-
-/* The producer stores the k-th work tile's O once the consumers have staged it, and hands the
- * staging space back once TMA has read it. */
-template <class T>
-static __device__ __forceinline__ void f3_store_o(const f3_smem<T> &sm, const CUtensorMap *to, int k, const f3_work &w)
-{
-    uint64_t *bar = sm.bar();
-    mbar_wait(&bar[F3_OFULL], k & 1);
-    for (int ch = 0; ch < T::CH; ch++) tma_store_3d(to, sm.o() + ch * F3_BR * 64, ch * 64, w.m0, w.bh);
-    bulk_commit();
-    bulk_wait_read<0>();
-    mbar_arrive(&bar[F3_OEMPTY]);
 }

@@ -31,6 +31,12 @@ typedef struct f3_work {
     int m0, bh, kvp, n;
 } f3_work;
 
+/* 07e: the producer's note of a work tile whose O is staged, or about to be, and not yet stored. */
+typedef struct f3_pending {
+    int k, m0, bh;                               /* k < 0: none */
+    uint32_t it_next;                            /* the K/V tiles gone through when the tile ended */
+} f3_pending;
+
 /* The K and V rings. Both sides count the K/V tiles the block has gone through, over all its work
  * tiles: tile number i is in stage i % STAGES, that stage's (i / STAGES)-th use, so it is there
  * when the stage's full barrier has completed phase (i / STAGES) & 1. */
@@ -110,36 +116,37 @@ template <class T, bool BF16>
 static __device__ __forceinline__ void f3_loop_pp(f3_rows<T> &r, const f3_cons<T> &c, const f3_params &p);
 template <class T, bool BF16>
 static __device__ __forceinline__ void f3_loop_ov(f3_rows<T> &r, const f3_cons<T> &c, const f3_params &p);
-static __device__ __forceinline__ bool f3_persistent_work(const f3_params &p, int k, int *mb, int *bh);
 template <class T, bool BF16>
 static __device__ __forceinline__ void f3_epilogue(const f3_rows<T> &r, const f3_cons<T> &c, const f3_params &p, int k);
 template <class T>
-static __device__ __forceinline__ void f3_store_o(const f3_smem<T> &sm, const CUtensorMap *to, int k, const f3_work &w);
+static __device__ __forceinline__ void f3_store_o(const f3_smem<T> &sm, const CUtensorMap *to, f3_pending &o);
+template <class T>
+static __device__ __forceinline__ void f3_store_before(const f3_smem<T> &sm, const CUtensorMap *to, f3_pending &o, int s);
+static __device__ __forceinline__ void f3_stage_o(f3_pending &o, int k, const f3_work &w, uint32_t it_next);
+static __device__ __forceinline__ void f3_tile_of(const f3_params &p, int t, int *mb, int *bh);
+static __device__ __forceinline__ int f3_next_tile(const f3_params &p, int t);
+static __device__ __forceinline__ void f3_schedule_done(const f3_params &p);
 
-/* The block's k-th work tile: blockIdx's one (07b-07d), or 07e's schedule; false when none is left. */
-template <class T, bool PERSIST>
-static __device__ __forceinline__ bool f3_next_work(const f3_params &p, int k, f3_work *w)
+/* The work tile of query block mb of head bh. */
+template <class T>
+static __device__ __forceinline__ f3_work f3_work_of(const f3_params &p, int mb, int bh)
 {
-    int mb, bh;
-    if (PERSIST) {
-        if (!f3_persistent_work(p, k, &mb, &bh)) return false;
-    } else {
-        if (k > 0) return false;
-        mb = blockIdx.x;
-        bh = blockIdx.y;
-    }
     const int b = bh / p.Hq, h = bh % p.Hq;
-    w->m0 = mb * F3_BR;
-    w->bh = bh;
-    w->kvp = b * p.Hkv + h / (p.Hq / p.Hkv);                              /* K/V plane */
-    w->n = f3_tiles(p, w->m0, T::BC);
-    return true;
+    f3_work w;
+    w.m0 = mb * F3_BR;
+    w.bh = bh;
+    w.kvp = b * p.Hkv + h / (p.Hq / p.Hkv);                              /* K/V plane */
+    w.n = f3_tiles(p, w.m0, T::BC);
+    return w;
 }
 
-/* The producer (one thread): per work tile Q, then K of tile j and V of tile j - 1 in turn (the
- * order in which 07d's consumers use them; 07b and 07c take them in the same order), each into the
- * next stage of its ring once the consumers have released it. 07e: before the first V of a work
- * tile it stores the previous tile's O, which the consumers staged over the V stages. */
+/* The producer (one thread) walks the block's work tiles: blockIdx's one (07b-07d), or 07e's schedule
+ * (persistent.cuh). For each it writes the tile into the slot the consumers read once Q is there,
+ * loads Q, then K of tile j and V of tile j - 1 in turn (the order in which 07d's consumers use
+ * them; 07b and 07c take them in the same order), each into the next stage of its ring once the
+ * consumers have released it. When no tile is left it writes -1 into the slot and completes Q's
+ * barrier without a copy. 07e: a tile's O, staged by the consumers, is stored before the first V
+ * load that would overwrite it, or at the latest once the next tile's loads are issued. */
 template <class T, bool PERSIST>
 static __device__ __forceinline__ void f3_produce(const f3_smem<T> &sm, const CUtensorMap *tq, const CUtensorMap *tk,
                                                   const CUtensorMap *tv, const CUtensorMap *to, const f3_params &p)
@@ -147,13 +154,23 @@ static __device__ __forceinline__ void f3_produce(const f3_smem<T> &sm, const CU
     constexpr int S = T::STAGES;
     uint64_t *bar = sm.bar();
     const f3_ring<T> ring(bar);
+    f3_pending o = {-1, 0, 0, 0};
     uint32_t it = 0;
-    f3_work w, prev = {0, 0, 0, 0};
-    int k = 0;
-    for (; f3_next_work<T, PERSIST>(p, k, &w); k++) {
+    int t = blockIdx.x;                           /* 07e: the block's first work tile */
+    for (int k = 0;; k++) {
+        int mb = blockIdx.x, bh = blockIdx.y;
         if (k > 0) mbar_wait(&bar[F3_QEMPTY], (k - 1) & 1);   /* the consumers' last S of the last tile is done */
+        if (PERSIST ? t >= p.tiles : k > 0) {
+            sm.slot()[0] = -1;
+            mbar_arrive(&bar[F3_QFULL]);
+            break;
+        }
+        if (PERSIST) f3_tile_of(p, t, &mb, &bh);
+        sm.slot()[0] = mb;
+        sm.slot()[1] = bh;
+        const f3_work w = f3_work_of<T>(p, mb, bh);
         f3_load_q<T>(sm, tq, &bar[F3_QFULL], w.m0, w.bh);
-        bool stored = !PERSIST || k == 0;
+        if (PERSIST) t = f3_next_tile(p, t);      /* asked for now, used at the next tile */
         for (int j = 0; j <= w.n; j++) {
             if (j < w.n) {
                 const uint32_t i = it + j;
@@ -161,24 +178,27 @@ static __device__ __forceinline__ void f3_produce(const f3_smem<T> &sm, const CU
                 f3_load_kv<T>(sm.k(i % S), tk, &ring.full_k[i % S], j, w.kvp);
             }
             if (j > 0) {
-                if (!stored) { f3_store_o<T>(sm, to, k - 1, prev); stored = true; }
                 const uint32_t i = it + j - 1;
+                if (PERSIST) f3_store_before<T>(sm, to, o, i % S);
                 if (i >= S) mbar_wait(&ring.empty_v[i % S], (i / S - 1) & 1);
                 f3_load_kv<T>(sm.v(i % S), tv, &ring.full_v[i % S], j - 1, w.kvp);
             }
         }
-        if (!stored) f3_store_o<T>(sm, to, k - 1, prev);
         it += w.n;
-        prev = w;
+        if (PERSIST) {
+            f3_store_o<T>(sm, to, o);             /* the last tile's O, if still there */
+            f3_stage_o(o, k, w, it);              /* this tile's, staged by the consumers at its end */
+        }
     }
-    if (PERSIST && k > 0) {
-        f3_store_o<T>(sm, to, k - 1, prev);
-        bulk_wait<0>();                         /* the last O is written before the block ends */
+    if (PERSIST) {
+        f3_store_o<T>(sm, to, o);
+        bulk_wait<0>();                           /* the last O is written before the block ends */
+        f3_schedule_done(p);
     }
 }
 
-/* A consumer warpgroup: per work tile, fresh O, m and l; wait for Q; the step's loop over the K/V
- * tiles; O and LSE out (07e: staged for the producer's TMA store). */
+/* A consumer warpgroup: per work tile, wait for Q and read which tile it is; fresh O, m and l; the
+ * step's loop over the K/V tiles; O and LSE out (07e: O staged for the producer's TMA store). */
 template <class T, bool BF16, int LOOP, bool PERSIST>
 static __device__ __forceinline__ void f3_consume(const f3_smem<T> &sm, const f3_params &p, int cw)
 {
@@ -187,15 +207,16 @@ static __device__ __forceinline__ void f3_consume(const f3_smem<T> &sm, const f3
     f3_cons<T> c = {sm, f3_ring<T>(bar), smem_addr(sm.q()) + cw * 64 * 128, 0, 0, 0, 0, cw, 0};
     constexpr bool turns = LOOP == F3_LOOP_OV && T::TURNS;
     if (turns && cw == 1) bar_arrive<1, 256>();   /* 07d: consumer 1 (cw = 0) takes the first turn */
-    f3_work wk;
-    for (int k = 0; f3_next_work<T, PERSIST>(p, k, &wk); k++) {
+    for (int k = 0;; k++) {
+        mbar_wait(&bar[F3_QFULL], k & 1);
+        if (sm.slot()[0] < 0) break;              /* no work tile left */
+        const f3_work wk = f3_work_of<T>(p, sm.slot()[0], sm.slot()[1]);
         f3_rows<T> r = {};
         r.m[0] = r.m[1] = -INFINITY;
         c.m0 = wk.m0;
         c.n = wk.n;
         c.bh = wk.bh;
         c.row0 = wk.m0 + cw * 64 + w * 16 + g;                          /* this thread's rows: row0, row0 + 8 */
-        mbar_wait(&bar[F3_QFULL], k & 1);
         if (wk.n == 0) f3_q_done(c);
         else if constexpr (LOOP == F3_LOOP_WS) f3_loop_ws<T, BF16>(r, c, p);
         else if constexpr (LOOP == F3_LOOP_PP) f3_loop_pp<T, BF16>(r, c, p);
