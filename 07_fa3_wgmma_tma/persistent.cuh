@@ -7,13 +7,16 @@
  *   producer   Q(k) K0 V- K1 V0 ... | Q(k+1) K0 | store O(k) | V0 K1 ...
  *   consumers  ... S PV softmax ... last P V(k) | O(k) -> shared | S0(k+1) softmax ...
  *
- * - The schedule (f3_persistent_work): block b takes work tiles b, b + G, b + 2G, ... (G blocks).
- *   Work tiles are numbered section by section, a section being as many heads as keep their K and
- *   V in 32 MB of L2 (f3_section on the host: a power of two of KV heads, times the query heads that
- *   share one, so GQA's heads of one group sit together); inside a section, by query block, heads
- *   inner, so that the blocks at work at one time read the K and V of few heads. Causal: the query
- *   blocks go longest first (the last block of a head sees every key), and every other round of G
- *   goes backwards over the blocks, so the long and short tiles even out per block.
+ * - The schedule (f3_tile_of, f3_next_tile). Not causal, every work tile costs the same: block b
+ *   takes tiles b, b + G, b + 2G, ... (G blocks), numbered as 07d's grid is (the query blocks of
+ *   one head after another, so the blocks at work at one time share the K and V of a few heads in
+ *   L2). Causal, the last query block of a head sees every key and the first almost none: the
+ *   tiles go longest first, each block taking the next one nobody has taken (an atomic counter) as
+ *   it starts its current one, so that the short tiles fill in at the end. Longest first across
+ *   all heads would read every head's K and V at once; so the tiles are numbered section by
+ *   section, a section being as many heads as keep their K and V in 32 MB of L2 (f3_section on the
+ *   host: a power of two of KV heads, times the query heads that share one, so GQA's heads of one
+ *   group sit together), longest first inside each section.
  * - Q: the consumers arrive on an mbarrier once their last S of a tile is done; the producer waits
  *   on it before loading the next tile's Q over the old one.
  * - O leaves through shared memory: the consumers write O / l, converted, into the swizzled layout
@@ -28,11 +31,15 @@
 /* Work tile t of the schedule: its query block and head. */
 static __device__ __forceinline__ void f3_tile_of(const f3_params &p, int t, int *mb, int *bh)
 {
+    if (!p.causal) {                           /* as 07d's grid: the query blocks of a head one after another */
+        *bh = t / p.n_mblocks;
+        *mb = t % p.n_mblocks;
+        return;
+    }
     const int per_sec = p.sec * p.n_mblocks, first = t / per_sec * p.sec, rem = t % per_sec;
     const int heads = min(p.sec, p.n_bh - first);                       /* the last section may be short */
-    const int mr = rem / heads;
     *bh = first + rem % heads;
-    *mb = p.causal ? p.n_mblocks - 1 - mr : mr;                        /* causal: longest first */
+    *mb = p.n_mblocks - 1 - rem / heads;                                /* longest first */
 }
 
 /* The block's work tile after t: G on (not causal), or the next one nobody has taken yet (causal). */
