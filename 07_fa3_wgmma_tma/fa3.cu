@@ -404,10 +404,14 @@ static void f3_fill(f3_variant *v, int var, int bf16)
                       var == F3_07A ? F3_THREADS : F3_WS_THREADS, T::DK};
 }
 
-/* The tile of a shape: d rounded up to the next DK of the table; the wide tile when not causal. */
+/* The tile of a shape: d rounded up to the next DK of the table; the wide tile when not causal and
+ * a row block sees at least 16 wide tiles. Below that, the narrow tile was faster on the H100 at
+ * both head dims (results/lab/h100-fa3-tiles.csv: N = 512 to 2048 at d = 64, 512 and 1024 at
+ * d = 128): the wide tile's partial last tile and its longer fill cost more than it saves. */
 static int f3_pick(const attn_shape *s, int var, f3_variant *v)
 {
-    const int d = s->d, bf16 = s->dtype == ATTN_BF16, wide = !s->causal;
+    const int d = s->d, bf16 = s->dtype == ATTN_BF16;
+    const int wide = !s->causal && s->M >= 16 * (d <= 64 ? f3_tile<64, true>::BC : f3_tile<128, true>::BC);
     if (d % 8 || d < 8 || d > 256) return 0;
     if (d <= 64) { if (wide) f3_fill<f3_tile<64, true> >(v, var, bf16); else f3_fill<f3_tile<64> >(v, var, bf16); }
     else if (d <= 96) f3_fill<f3_tile<96> >(v, var, bf16);

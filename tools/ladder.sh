@@ -6,7 +6,8 @@
 #                                    varlen runs rung 06 once per split planner: fa, greedy,
 #                                    balanced, auto; models, the open models' shapes of
 #                                    sweeps/models.txt, runs only when named: lab/gpu_run.sh models)
-#   RUNGS="05 06 peers floor"        re-measure only these rungs (peers: the PyTorch rows; floor: the
+#   RUNGS="05 06 peers floor"        re-measure only these rungs (a variant id such as 05c: that variant
+#                                    alone; peers: the PyTorch rows; floor: the
 #                                    decode sweep's floor-read rows, one kernel that only reads K
 #                                    and V, timed like a rung; ceilings: the two ceilings); their
 #                                    old rows are replaced and the other rows (and ceilings) kept,
@@ -85,8 +86,11 @@ for sw in $sweeps; do
   fi
   for b in "$BIN"/0[0-9]_*; do
     id=$(basename "$b" | cut -c1-2)
-    if [ -n "${RUNGS:-}" ] && ! printf '%s\n' $RUNGS | grep -qx "$id"; then continue; fi
+    if [ -n "${RUNGS:-}" ] && ! printf '%s\n' $RUNGS | grep -q "^$id[a-z]*$"; then continue; fi
     for v in $("$b" --list | cut -f1); do
+      # a variant named in RUNGS alone, when RUNGS names variants of this rung and not the rung
+      if [ -n "${RUNGS:-}" ] && printf '%s\n' $RUNGS | grep -q "^$id[a-z]" && ! printf '%s\n' $RUNGS | grep -qx "$id" &&
+         ! printf '%s\n' $RUNGS | grep -qx "$v"; then continue; fi
       echo "== $v: sweeps/$sw.txt ($(mmss $((SECONDS - t0))) so far)"
       "$b" --variant "$v" --sweep "sweeps/$sw.txt" --csv "$out" ${LADDER_ARGS:-} || rc=1
       cp "$out" "$final.partial"      # progress survives an interrupted run
