@@ -55,6 +55,13 @@ RUNG_BINS   := $(patsubst %,$(BUILD)/bin/%,$(RUNG_DIRS))
 TEST_SRC    := $(wildcard tests/test_*.c)
 TEST_BIN    := $(BUILD)/bin/cpu_tests
 SIM_BIN     := $(BUILD)/bin/splits_sim
+# the fuzz test's two builds (below)
+FUZZ_SRC    := tests/fuzz.c common/cli.c common/npy.c common/inputs.c 06_split_kv/planner.c
+FUZZ_CFLAGS := -std=c11 -D_POSIX_C_SOURCE=200809L -g -Wall -Wextra -Werror -Wno-unknown-pragmas \
+               -I$(CUDA_HOME)/include
+SANITIZE    := -fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer
+HAVE_SAN    := $(shell printf 'int main(void) { return 0; }\n' | $(CC) -x c $(SANITIZE) -o /dev/null - 2>/dev/null && echo yes)
+FUZZ_BINS   := $(BUILD)/bin/fuzz $(if $(HAVE_SAN),$(BUILD)/bin/fuzz_asan)
 
 .PHONY: all build stage test ladder profile plots clean splits
 .DEFAULT_GOAL := all
@@ -62,7 +69,7 @@ SIM_BIN     := $(BUILD)/bin/splits_sim
 all: build
 	@tools/tour.sh
 
-build: $(RUNG_BINS) $(TEST_BIN) $(SIM_BIN)
+build: $(RUNG_BINS) $(TEST_BIN) $(SIM_BIN) $(FUZZ_BINS)
 
 # --- objects -------------------------------------------------------------------------------
 $(BUILD)/obj/%.o: %.c
@@ -89,6 +96,17 @@ RUNG_C_OBJ := $(patsubst %.c,$(BUILD)/obj/%.o,$(wildcard 0[0-9]_*/*.c))
 $(TEST_BIN): $(patsubst %.c,$(BUILD)/obj/%.o,$(TEST_SRC)) $(COMMON_OBJ) $(RUNG_C_OBJ)
 	@mkdir -p $(dir $@)
 	$(NVCC) $(ARCH) -o $@ $^ $(LDLIBS)
+
+# The fuzz test (tests/fuzz.c; make test runs it): the .npy, sweep-file and command-line parsers and
+# what they call, plain C built by gcc alone, twice: build/bin/fuzz, and build/bin/fuzz_asan under
+# AddressSanitizer and UBSan where this gcc can link their runtime (libasan, libubsan); where it
+# cannot, only the first, and tools/run_tests.sh says so.
+$(BUILD)/bin/fuzz: $(FUZZ_SRC) $(wildcard common/*.h) 06_split_kv/planner.h
+	@mkdir -p $(dir $@)
+	$(CC) $(FUZZ_CFLAGS) -O2 -o $@ $(FUZZ_SRC) -lm
+$(BUILD)/bin/fuzz_asan: $(FUZZ_SRC) $(wildcard common/*.h) 06_split_kv/planner.h
+	@mkdir -p $(dir $@)
+	$(CC) $(FUZZ_CFLAGS) -O1 $(SANITIZE) -o $@ $(FUZZ_SRC) -lm
 
 # Rung 06's split planners on the cost model alone: plain C, no GPU, no nvcc.
 $(SIM_BIN): $(BUILD)/obj/tools/splits_sim.o $(BUILD)/obj/06_split_kv/planner.o

@@ -13,15 +13,22 @@
 #include "harness.h"
 #include "half.h"
 
-/* Every refusal names the file: "<path>: <what is wrong>". */
+/* Every refusal names the file: "<path>: <what is wrong>", on one line: what it quotes from the file
+ * (a key, a dtype) may hold any byte, so control bytes are written as \xNN. */
 static int errf(char *err, size_t n, const char *path, const char *fmt, ...)
 {
-    int k = snprintf(err, n, "%s: ", path);
-    if (k < 0 || (size_t)k >= n) return -1;
+    char raw[1024];
+    int k = snprintf(raw, sizeof raw, "%s: ", path);
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(err + k, n - k, fmt, ap);
+    if (k >= 0 && (size_t)k < sizeof raw) vsnprintf(raw + k, sizeof raw - k, fmt, ap);
     va_end(ap);
+    size_t w = 0;
+    for (const unsigned char *p = (const unsigned char *)raw; *p && w + 5 < n; p++) {
+        if (*p < 0x20 || *p == 0x7f) w += snprintf(err + w, n - w, "\\x%02x", *p);
+        else err[w++] = (char)*p;
+    }
+    if (n) err[w < n ? w : n - 1] = 0;
     return -1;
 }
 

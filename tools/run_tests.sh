@@ -30,6 +30,23 @@ section() {
 echo "== CPU unit tests"
 section "$BIN/cpu_tests"
 
+# --- 1b. The fuzz test: the .npy reader, the sweep-file reader and the command line fed issue 21's
+#         cases and a few thousand seeded mutated and random inputs, in one process (tests/fuzz.c);
+#         under AddressSanitizer and UBSan where their runtime is here and starts, else without ---
+echo "== fuzz: .npy files, sweep files, the command line (tests/fuzz.c)"
+fuzz=$BIN/fuzz note=""
+if [ -x "$BIN/fuzz_asan" ]; then
+  if "$BIN/fuzz_asan" --probe >/dev/null 2>&1; then fuzz=$BIN/fuzz_asan
+  elif ASAN_OPTIONS=detect_leaks=0 "$BIN/fuzz_asan" --probe >/dev/null 2>&1; then
+    fuzz=$BIN/fuzz_asan note="LeakSanitizer cannot run here: leak checks off"; export ASAN_OPTIONS=detect_leaks=0
+  else note="the sanitizer runtime does not start here: fuzzing without sanitizers"; fi
+else
+  note="this gcc cannot link -fsanitize=address,undefined (no libasan/libubsan): fuzzing without sanitizers"
+fi
+[ -n "$note" ] && echo "   note: $note"
+section "$fuzz" --dir build/test/fuzz
+unset ASAN_OPTIONS
+
 # --- 2. The command line, through a real rung binary (no GPU needed: these fail before one) ---
 echo "== command-line refusals"
 section tests/cli.sh "$BIN"
