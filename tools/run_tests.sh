@@ -65,6 +65,10 @@ section tests/profile.sh
 echo "== models table and plot (tests/models.sh)"
 section tests/models.sh
 
+# --- 2e. A newcomer's first commands: make without gnuplot, make stage N, readme_results.sh --help ---
+echo "== first commands: make without gnuplot, make stage, --help (tests/tools.sh)"
+section tests/tools.sh
+
 # --- 3. Plots draw from the committed results (needs gnuplot) ---
 echo "== plots from results/"
 if command -v gnuplot >/dev/null 2>&1; then
