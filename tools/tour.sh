@@ -12,8 +12,8 @@
 # results/<gpu>-tour.csv holds one whole tour (each tour rewrites it): the ladder's columns (a row
 # per variant and shape, the ceilings first), plus a "# step: STEP SECONDS" line per step. It is
 # one run at one commit, so the ratios between its rows are ratios within one run: the README's
-# ladder block can read it (<!-- results:ladder from=tour -->), and plots/<gpu>-progression.png
-# draws it where it exists. make ladder keeps the full sweeps (results/<gpu>-<sweep>.csv).
+# ladder block can read it (<!-- results:ladder from=tour -->); the top README's table and
+# plots/<gpu>-progression.png read the sweeps that make ladder keeps (results/<gpu>-<sweep>.csv).
 set -u
 cd "$(dirname "$0")/.." || exit 1
 BIN=build/bin
