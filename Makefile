@@ -3,9 +3,9 @@
 #   make               build every rung; on the GPU, the tour (the ceilings, every rung variant and the
 #                      peers on the ladder table's two shapes -> results/<gpu>-tour.csv, the table
 #                      printed; tools/tour.sh), or say there is none; then draw plots
-#   make stage 3       build and run one rung on its default shape (also: make stage N=3)
+#   make stage 3       build and run one rung on its default shape, one it runs (also: make stage N=3)
 #   make stage 3 ARGS="--n 8192 --causal"
-#   make test          CPU tests always; the GPU correctness matrix when a device is present
+#   make test          CPU tests and the fuzz test always; the GPU correctness matrix when a device is present
 #   make ladder        every rung over the sweeps -> results/<gpu>-<sweep>.csv (needs a GPU; says first
 #                      about how long it will take)
 #   make profile       every rung variant through Nsight Compute on the table's two shapes
