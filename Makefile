@@ -3,9 +3,9 @@
 #   make               build every rung; on the GPU, the tour (the ceilings, every rung variant and the
 #                      peers on the ladder table's two shapes -> results/<gpu>-tour.csv, the table
 #                      printed; tools/tour.sh), or say there is none; then draw plots
-#   make stage 3       build and run one rung on its default shape (also: make stage N=3)
+#   make stage 3       build and run one rung on its default shape, one it runs (also: make stage N=3)
 #   make stage 3 ARGS="--n 8192 --causal"
-#   make test          CPU tests always; the GPU correctness matrix when a device is present
+#   make test          CPU tests and the fuzz test always; the GPU correctness matrix when a device is present
 #   make ladder        every rung over the sweeps -> results/<gpu>-<sweep>.csv (needs a GPU; says first
 #                      about how long it will take)
 #   make profile       every rung variant through Nsight Compute on the table's two shapes
@@ -55,6 +55,13 @@ RUNG_BINS   := $(patsubst %,$(BUILD)/bin/%,$(RUNG_DIRS))
 TEST_SRC    := $(wildcard tests/test_*.c)
 TEST_BIN    := $(BUILD)/bin/cpu_tests
 SIM_BIN     := $(BUILD)/bin/splits_sim
+# the fuzz test's two builds (below)
+FUZZ_SRC    := tests/fuzz.c common/cli.c common/npy.c common/inputs.c 06_split_kv/planner.c
+FUZZ_CFLAGS := -std=c11 -D_POSIX_C_SOURCE=200809L -g -Wall -Wextra -Werror -Wno-unknown-pragmas \
+               -I$(CUDA_HOME)/include
+SANITIZE    := -fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer
+HAVE_SAN    := $(shell printf 'int main(void) { return 0; }\n' | $(CC) -x c $(SANITIZE) -o /dev/null - 2>/dev/null && echo yes)
+FUZZ_BINS   := $(BUILD)/bin/fuzz $(if $(HAVE_SAN),$(BUILD)/bin/fuzz_asan)
 
 .PHONY: all build stage test ladder profile plots clean splits
 .DEFAULT_GOAL := all
@@ -62,7 +69,7 @@ SIM_BIN     := $(BUILD)/bin/splits_sim
 all: build
 	@tools/tour.sh
 
-build: $(RUNG_BINS) $(TEST_BIN) $(SIM_BIN)
+build: $(RUNG_BINS) $(TEST_BIN) $(SIM_BIN) $(FUZZ_BINS)
 
 # --- objects -------------------------------------------------------------------------------
 $(BUILD)/obj/%.o: %.c
@@ -74,6 +81,15 @@ $(BUILD)/obj/%.o: %.cu
 	$(NVCC) $(NVFLAGS) -c $< -o $@
 
 $(BUILD)/obj/07_%.o: NVFLAGS = $(NVBASE) $(ARCH_90A)
+
+# Rung 07 (sm_90a alone, above). Its build prints lines "ptxas info : (C7519) warpgroup.arrive is
+# injected in around line N by compiler to allow use of registers in GMMA": information, not an
+# error. Registers that one wgmma reads are touched while another wgmma is in flight, so ptxas adds
+# a warpgroup.arrive (a fence) there; 07_fa3_wgmma_tma/README.md (07d, "What it costs") says where.
+$(BUILD)/obj/07_%.o: 07_%.cu
+	@mkdir -p $(dir $@)
+	@echo "note: the 'ptxas info : (C7519) warpgroup.arrive is injected' lines of rung 07 are information, not errors (Makefile, above this rule)"
+	$(NVCC) $(NVFLAGS) -c $< -o $@
 
 # --- one binary per rung: its own .cu/.c files + the driver + common ----------------------
 define rung_rule
@@ -89,6 +105,17 @@ RUNG_C_OBJ := $(patsubst %.c,$(BUILD)/obj/%.o,$(wildcard 0[0-9]_*/*.c))
 $(TEST_BIN): $(patsubst %.c,$(BUILD)/obj/%.o,$(TEST_SRC)) $(COMMON_OBJ) $(RUNG_C_OBJ)
 	@mkdir -p $(dir $@)
 	$(NVCC) $(ARCH) -o $@ $^ $(LDLIBS)
+
+# The fuzz test (tests/fuzz.c; make test runs it): the .npy, sweep-file and command-line parsers and
+# what they call, plain C built by gcc alone, twice: build/bin/fuzz, and build/bin/fuzz_asan under
+# AddressSanitizer and UBSan where this gcc can link their runtime (libasan, libubsan); where it
+# cannot, only the first, and tools/run_tests.sh says so.
+$(BUILD)/bin/fuzz: $(FUZZ_SRC) $(wildcard common/*.h) 06_split_kv/planner.h
+	@mkdir -p $(dir $@)
+	$(CC) $(FUZZ_CFLAGS) -O2 -o $@ $(FUZZ_SRC) -lm
+$(BUILD)/bin/fuzz_asan: $(FUZZ_SRC) $(wildcard common/*.h) 06_split_kv/planner.h
+	@mkdir -p $(dir $@)
+	$(CC) $(FUZZ_CFLAGS) -O1 $(SANITIZE) -o $@ $(FUZZ_SRC) -lm
 
 # Rung 06's split planners on the cost model alone: plain C, no GPU, no nvcc.
 $(SIM_BIN): $(BUILD)/obj/tools/splits_sim.o $(BUILD)/obj/06_split_kv/planner.o

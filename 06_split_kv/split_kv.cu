@@ -703,3 +703,11 @@ static const rung rung_06a = {
 #include "cluster_merge.cuh"
 
 extern "C" const rung *const rung_variants[] = {&rung_06a, &rung_06b, &rung_06c, NULL};
+
+/* What rung 06 adds to the command line (common/attn.h): its default shape is a decode step (one
+ * query token per request, 8 requests, GQA 8:1 over 16384 keys, d = 128), since the driver's
+ * default N = 1024 is prefill, which this rung refuses; --planner and --kv-block choose the split. */
+extern "C" const rung_cli rung_cli_own = {
+    8, 8, 1, 1, 16384, 128, planner_names, planner_default, SK_BLOCK_DEFAULT,
+    "--b 32 --hq 8 --hkv 1 --n 1 --m 16384 --d 128 --seqlen-dist uniform",
+};

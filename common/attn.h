@@ -109,6 +109,19 @@ static inline int attn_refuse_paged(const attn_shape *s, char *why, size_t n)
  * entry is the rung's own, run when no --variant is given; --list prints them in this order. */
 extern const rung *const rung_variants[];
 
+/* Optional, once per rung binary: what a rung adds to the driver's command line. A rung with a
+ * default shape or flags of its own defines `extern "C" const rung_cli rung_cli_own` beside
+ * rung_variants (rung 06 does: a decode shape, --planner, --kv-block); a rung that does not runs
+ * on the driver's defaults and refuses those flags (common/cli.c; the driver finds rung_cli_own
+ * through a weak reference, so the other rungs need not mention it). */
+typedef struct rung_cli {
+    int B, Hq, Hkv, N, M, d;           /* the default shape: one the rung runs (--help shows it) */
+    const char *const *planners;       /* --planner: the names it takes, NULL-terminated; NULL: none */
+    const char *planner_default;       /*   the one it uses without --planner */
+    int kv_block_default;              /* --kv-block: its keys per KV block; 0: no --kv-block */
+    const char *example;               /* another shape it runs, as flags (make stage's hint) */
+} rung_cli;
+
 /* ---- counts shared by every report (so rungs, peers and plots compare like with like) ---- */
 
 static inline int attn_kv_len(const attn_shape *s, int b)
@@ -124,15 +137,22 @@ static inline int attn_row_end(const attn_shape *s, int i, int mk)
     return e < 0 ? 0 : (e > mk ? mk : (int)e);
 }
 
+/* The (query, key) pairs one request with KV length mk sees, for one head: N * mk, or causal the sum
+ * over rows of attn_row_end, which is max(0, i + mk - N + 1) (never above mk): the keys
+ * max(1, mk - N + 1) .. mk summed, in closed form, so that a shape of 10^9 rows costs no loop. */
+static inline double attn_request_pairs(const attn_shape *s, int mk)
+{
+    if (!s->causal) return (double)s->N * mk;
+    double lo = mk - s->N + 1 > 1 ? (double)mk - s->N + 1 : 1.0, hi = mk;
+    return hi < lo ? 0.0 : (lo + hi) * (hi - lo + 1) / 2;
+}
+
 /* Number of (query, key) pairs that are not masked, summed over the batch, for one head. */
 static inline double attn_visible_pairs(const attn_shape *s)
 {
+    if (!s->seqlens_k) return s->B * attn_request_pairs(s, s->M);
     double total = 0.0;
-    for (int b = 0; b < s->B; b++) {
-        int mk = attn_kv_len(s, b);
-        if (!s->causal) { total += (double)s->N * mk; continue; }
-        for (int i = 0; i < s->N; i++) total += attn_row_end(s, i, mk);
-    }
+    for (int b = 0; b < s->B; b++) total += attn_request_pairs(s, s->seqlens_k[b]);
     return total;
 }
 
@@ -149,8 +169,8 @@ static inline size_t attn_elem_bytes(attn_dtype t) { (void)t; return 2; }
 static inline double attn_bytes(const attn_shape *s)
 {
     double e = (double)attn_elem_bytes(s->dtype);
-    double kv_rows = 0.0;
-    for (int b = 0; b < s->B; b++) kv_rows += attn_kv_len(s, b);
+    double kv_rows = s->seqlens_k ? 0.0 : (double)s->B * s->M;
+    for (int b = 0; s->seqlens_k && b < s->B; b++) kv_rows += s->seqlens_k[b];
     double q = (double)s->B * s->Hq * s->N * s->d;
     double kv = 2.0 * s->Hkv * kv_rows * s->d;
     return e * (2.0 * q + kv) + 4.0 * s->B * s->Hq * s->N;

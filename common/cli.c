@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include "harness.h"
 
 #define MAX_DIM 1000000000L   /* sizes beyond this are typos, not shapes */
@@ -15,25 +16,40 @@
 #define MODEL_CHARS "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789._-+"
 #define KV_BLOCK_STEP 64      /* --kv-block: whole 64-key tiles, as rung 06 loads them */
 #define KV_BLOCK_MAX 1024
+/* per-request KV lengths (--seqlens, --seqlen-dist, a sweep line's seqlens= and dist=): a serving
+ * batch, not a typo of a billion requests whose lengths would take gigabytes to draw */
+#define MAX_REQUESTS 1048576
 
+/* The one line of a refusal: a value echoed in it (an argument, a field of a file) may hold any
+ * byte, so control bytes are written as \xNN, never as a line break. */
 static int errf(char *err, size_t n, const char *fmt, ...)
 {
+    char raw[1024];
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(err, n, fmt, ap);
+    vsnprintf(raw, sizeof raw, fmt, ap);
     va_end(ap);
+    size_t k = 0;
+    for (const unsigned char *p = (const unsigned char *)raw; *p && k + 5 < n; p++) {
+        if (*p < 0x20 || *p == 0x7f) k += snprintf(err + k, n - k, "\\x%02x", *p);
+        else err[k++] = (char)*p;
+    }
+    if (n) err[k < n ? k : n - 1] = 0;
     return -1;
 }
 
-void cli_defaults(cli_opts *o)
+void cli_defaults(cli_opts *o) { cli_defaults_for(o, NULL); }
+
+void cli_defaults_for(cli_opts *o, const rung_cli *own)
 {
     memset(o, 0, sizeof *o);
-    o->shape.B = 2;
-    o->shape.Hq = 16;
-    o->shape.Hkv = 16;
-    o->shape.N = 1024;
-    o->shape.M = 1024;
-    o->shape.d = 64;
+    o->own = own;
+    o->shape.B = own ? own->B : 2;
+    o->shape.Hq = own ? own->Hq : 16;
+    o->shape.Hkv = own ? own->Hkv : 16;
+    o->shape.N = own ? own->N : 1024;
+    o->shape.M = own ? own->M : 1024;
+    o->shape.d = own ? own->d : 64;
     o->shape.dtype = ATTN_F16;
     o->seed = 1234;
     o->warmups = 3;
@@ -129,34 +145,100 @@ static int parse_page_size(const char *v, int *out)
     return 0;
 }
 
-static const char *USAGE =
-    "shape:    --b B --hq HQ --hkv HKV --h H (sets both) --n N --m M --d D --causal\n"
-    "          --dtype f16|bf16 --scale S --seqlens L1,L2,.. --seqlen-dist equal|uniform|longtail\n"
-    "inputs:   --seed S --inputs normal|outlier --load DIR (q.npy k.npy v.npy)\n"
-    "run:      --variant ID (default: the rung's own, the last --list prints)\n"
-    "          --warmups W --runs R --no-check --check-budget MACS\n"
-    "          --no-time (tests: check, and check a second launch gives the same bits; no timing)\n"
-    "          --profile (as --no-time, the second launch alone between cudaProfilerStart and\n"
-    "          cudaProfilerStop: for ncu --profile-from-start off, as make profile runs it)\n"
-    "          --flush write|write+read (the L2 flush before every timed launch; default write+read:\n"
-    "          the read-back leaves the L2 clean, so no kernel pays for the flush's dirty lines)\n"
-    "rung 06:  --planner NAME (the split planner)\n"
-    "          --kv-block K (keys per KV block, the planner's unit: a multiple of 64 from 64 to 1024;\n"
-    "          default: the rung's own)\n"
-    "          --page-size P (a paged KV cache: K and V in pages of P keys, a multiple of 16 from 16\n"
-    "          to 256, laid out in a random order and read through a block table; default 0: contiguous)\n"
-    "output:   --csv FILE --save DIR (o.npy lse.npy) --quiet\n"
-    "modes:    --sweep FILE [--too-slow S] --ceilings --list --probe --help\n"
-    "          --read-floor (instead of the rung: time one kernel that only reads K and V)";
+/* The rung's planner names, "fa, greedy, balanced, auto" */
+static const char *planner_list(const rung_cli *own, char *out, size_t n)
+{
+    size_t k = 0;
+    out[0] = 0;
+    for (int i = 0; own && own->planners && own->planners[i] && k < n; i++)
+        k += snprintf(out + k, n - k, "%s%s", i ? ", " : "", own->planners[i]);
+    return out;
+}
+
+/* another shape to try, for a rung that names none of its own (rung_cli.example): a long causal prefill */
+#define EXAMPLE_SHAPE "--b 1 --h 16 --n 8192 --d 128 --causal"
+
+static int self_attention_default(const cli_opts *o) { return !o->own || o->own->N == o->own->M; }
+
+void cli_usage(const cli_opts *o, const char *prog, char *out, size_t n)
+{
+    const attn_shape *s = &o->shape;
+    const rung_cli *own = o->own;
+    char pl[256];
+    size_t k = 0;
+#define PUT(...) (k += (size_t)snprintf(k < n ? out + k : NULL, k < n ? n - k : 0, __VA_ARGS__))
+    PUT("usage: %s [flags]   (no flags: the shape below, every check, timed; exit 0 ok, 1 a check failed,\n"
+        "          2 bad arguments, 3 the rung refuses the shape, 4 no CUDA device)\n", prog);
+    PUT("shape:    --b B --hq HQ --hkv HKV --h H (sets both) --n N --m M --d D --causal\n"
+        "          default --b %d --hq %d --hkv %d --n %d --m %d --d %d, not causal; --n alone %s\n",
+        s->B, s->Hq, s->Hkv, s->N, s->M, s->d, self_attention_default(o) ? "sets --m too" : "keeps --m");
+    PUT("          --dtype f16|bf16 (default f16) --scale S (default 1/sqrt(d))\n"
+        "          --seqlens L1,L2,.. (one KV length per request, each <= M) or --seqlen-dist equal|uniform|longtail\n"
+        "          --page-size P (a paged KV cache: pages of P keys, a multiple of 16 from 16 to 256, in a\n"
+        "          random order behind a block table; default 0: contiguous; rungs other than 06 refuse it)\n");
+    PUT("example:  %s\n", own && own->example ? own->example : EXAMPLE_SHAPE);
+    PUT("inputs:   --seed S (default %llu) --inputs normal|outlier (default normal; outlier: scores in the\n"
+        "          hundreds, which break an unsafe softmax)\n"
+        "          --load DIR: q.npy, k.npy, v.npy as numpy saves them (np.save): float16 or float32, C order,\n"
+        "          4-D, q [B, Hq, N, d], k and v [B, Hkv, M, d]; the files give the shape, so no shape flags\n"
+        "          and no --seqlens with it\n", (unsigned long long)o->seed);
+    PUT("run:      --variant ID (default: the rung's own, the last --list prints)\n"
+        "          --warmups W (default %d) --runs R (default: at least 20) --no-check\n"
+        "          --check-budget MACS (default %.0e: larger shapes check a sample of rows)\n"
+        "          --no-time (tests: check, and check a second launch gives the same bits; no timing)\n"
+        "          --profile (as --no-time, the second launch alone between cudaProfilerStart and\n"
+        "          cudaProfilerStop: for ncu --profile-from-start off, as make profile runs it)\n"
+        "          --flush write|write+read (the L2 flush before every timed launch; default write+read:\n"
+        "          the read-back leaves the L2 clean, so no kernel pays for the flush's dirty lines)\n",
+        o->warmups, o->check_budget);
+    if (own && (own->planners || own->kv_block_default)) {
+        PUT("this rung's own flags:\n");
+        if (own->planners)
+            PUT("          --planner NAME (the split planner): %s (default %s)\n", planner_list(own, pl, sizeof pl),
+                own->planner_default ? own->planner_default : "the first");
+        if (own->kv_block_default)
+            PUT("          --kv-block K (keys per KV block, the planner's unit): a multiple of %d from %d to %d\n"
+                "          (default %d)\n", KV_BLOCK_STEP, KV_BLOCK_STEP, KV_BLOCK_MAX, own->kv_block_default);
+    } else {
+        PUT("this rung's own flags: none (--planner and --kv-block are rung 06's)\n");
+    }
+    PUT("output:   --csv FILE (append a CSV row) --save DIR (o.npy [B, Hq, N, d], lse.npy [B, Hq, N]) --quiet\n"
+        "modes:    --sweep FILE (a shape a line: B Hq Hkv N M d causal [key=value ...]; see sweeps/)\n"
+        "          --too-slow S (default %g: a sweep skips shapes larger than one that took longer)\n"
+        "          --ceilings --list --probe --help\n"
+        "          --read-floor (instead of the rung: time one kernel that only reads K and V)", o->too_slow_s);
+#undef PUT
+}
+
+/* "--b": its index in the space-separated list, or -1 */
+static int flag_index(const char *list, const char *f)
+{
+    size_t len = strlen(f);
+    int i = 0;
+    for (const char *p = list; *p; i++) {
+        size_t w = strcspn(p, " ");
+        if (w == len && !strncmp(p, f, len)) return i;
+        p += w;
+        while (*p == ' ') p++;
+    }
+    return -1;
+}
+#define SHAPE_FLAGS "--b --hq --hkv --h --n --m --d"
 
 int cli_parse(int argc, char **argv, cli_opts *o, char *err, size_t n)
 {
     int nseq = 0, have_n = 0, have_m = 0;
+    const char *first_shape_flag = NULL;
     for (int a = 1; a < argc; a++) {
         const char *f = argv[a];
         const char *v = a + 1 < argc ? argv[a + 1] : NULL;
         int takes = 1;
         attn_shape *s = &o->shape;
+        int shape_flag = flag_index(SHAPE_FLAGS, f);
+        if (shape_flag >= 0) {
+            if (!first_shape_flag) first_shape_flag = f;
+            o->shape_flags |= 1 << shape_flag;
+        }
         if (!strcmp(f, "--b")) { if (parse_int(f, v, 1, MAX_DIM, &s->B, err, n)) return -1; }
         else if (!strcmp(f, "--hq")) { if (parse_int(f, v, 1, MAX_DIM, &s->Hq, err, n)) return -1; }
         else if (!strcmp(f, "--hkv")) { if (parse_int(f, v, 1, MAX_DIM, &s->Hkv, err, n)) return -1; }
@@ -205,7 +287,11 @@ int cli_parse(int argc, char **argv, cli_opts *o, char *err, size_t n)
         else if (!strcmp(f, "--no-check")) { o->check = 0; takes = 0; }
         else if (!strcmp(f, "--check-budget")) { if (parse_double(f, v, &o->check_budget, err, n)) return -1; }
         else if (!strcmp(f, "--too-slow")) { if (parse_double(f, v, &o->too_slow_s, err, n)) return -1; }
-        else if (!strcmp(f, "--kv-block")) { if (parse_kv_block(v, &o->kv_block, err, n)) return -1; }
+        else if (!strcmp(f, "--kv-block")) {
+            if (!o->own || !o->own->kv_block_default)
+                return errf(err, n, "--kv-block: this rung has no KV blocks to size (it is rung 06's flag)");
+            if (parse_kv_block(v, &o->kv_block, err, n)) return -1;
+        }
         else if (!strcmp(f, "--page-size")) {
             if (parse_page_size(v, &s->page_size))
                 return errf(err, n, "--page-size: expected " PAGE_SIZES ", got '%s'", v ? v : "");
@@ -223,6 +309,15 @@ int cli_parse(int argc, char **argv, cli_opts *o, char *err, size_t n)
                              : !strcmp(f, "--load") ? &o->load : !strcmp(f, "--save") ? &o->save
                              : !strcmp(f, "--sweep") ? &o->sweep : &o->planner;
             *dst = v;
+            if (dst == &o->planner) {
+                char pl[256];
+                if (!o->own || !o->own->planners)
+                    return errf(err, n, "--planner: this rung has no split planner (it is rung 06's flag)");
+                int k = 0;
+                while (o->own->planners[k] && strcmp(o->own->planners[k], v)) k++;
+                if (!o->own->planners[k])
+                    return errf(err, n, "--planner: expected one of %s, got '%s'", planner_list(o->own, pl, sizeof pl), v);
+            }
         }
         else if (!strcmp(f, "--no-time")) { o->no_time = 1; takes = 0; }
         else if (!strcmp(f, "--profile")) { o->profile = 1; takes = 0; }
@@ -231,19 +326,36 @@ int cli_parse(int argc, char **argv, cli_opts *o, char *err, size_t n)
         else if (!strcmp(f, "--ceilings")) { o->ceilings = 1; takes = 0; }
         else if (!strcmp(f, "--read-floor")) { o->read_floor = 1; takes = 0; }
         else if (!strcmp(f, "--quiet")) { o->quiet = 1; takes = 0; }
-        else if (!strcmp(f, "--help") || !strcmp(f, "-h")) { errf(err, n, "%s", USAGE); return 1; }
+        else if (!strcmp(f, "--help") || !strcmp(f, "-h")) {
+            cli_opts d;                        /* the defaults, whatever came before --help */
+            cli_defaults_for(&d, o->own);
+            cli_usage(&d, argc > 0 && argv[0] ? argv[0] : "rung", err, n);
+            return 1;
+        }
         else return errf(err, n, "unknown argument '%s' (--help lists the arguments)", f);
         a += takes;
     }
-    /* N alone means self-attention (M = N); M alone keeps the default N. */
-    if (have_n && !have_m) o->shape.M = o->shape.N;
+    /* --load: the files give the shape (driver.c), so a shape flag would be ignored: refuse it */
+    if (o->load && first_shape_flag)
+        return errf(err, n, "--load: the shape comes from q.npy, k.npy and v.npy; drop %s (or drop --load)",
+                    first_shape_flag);
+    if (o->load && (o->seqlens || o->seqlen_dist[0]))
+        return errf(err, n, "--load: per-request KV lengths (--seqlens, --seqlen-dist) cannot be given with --load");
+    if (o->load && o->sweep)
+        return errf(err, n, "--load and --sweep: give one or the other (a sweep makes its own inputs)");
+    /* N alone means self-attention (M = N) where the default shape is self-attention; M alone keeps
+     * the default N. (Rung 06's default is a decode step: there --n alone keeps its M keys.) */
+    if (have_n && !have_m && self_attention_default(o)) o->shape.M = o->shape.N;
     if (!o->have_scale) o->shape.scale = 1.0f / sqrtf((float)o->shape.d);
+    if ((o->seqlens || o->seqlen_dist[0]) && o->shape.B > MAX_REQUESTS)
+        return errf(err, n, "--b %d: per-request KV lengths are for up to %d requests", o->shape.B, MAX_REQUESTS);
     if (o->seqlens && nseq != o->shape.B)
         return errf(err, n, "--seqlens: %d lengths given for --b %d; give one per request", nseq, o->shape.B);
     if (o->seqlens && o->seqlen_dist[0])
         return errf(err, n, "--seqlens and --seqlen-dist: give one or the other");
     if (o->seqlen_dist[0]) {
         o->seqlens = malloc(sizeof(int) * o->shape.B);
+        if (!o->seqlens) return errf(err, n, "--seqlen-dist: out of memory for %d lengths", o->shape.B);
         make_seqlens(o->seqlen_dist, o->shape.B, o->shape.M, o->seed, o->seqlens);
     }
     o->shape.seqlens_k = o->seqlens;
@@ -272,19 +384,38 @@ int shape_validate(const attn_shape *s, char *err, size_t n)
     return 0;
 }
 
+/* A line of a file, fit to be quoted inside a one-line message: no end of line, control bytes as
+ * \xNN, and cut to its first 60 characters ("...") */
+static const char *shown(const char *line, char *out, size_t n)
+{
+    size_t k = 0, len = strcspn(line, "\r\n");
+    for (size_t i = 0; i < len && k + 8 < n; i++) {
+        unsigned char ch = (unsigned char)line[i];
+        if (i == 60) { k += snprintf(out + k, n - k, "..."); break; }
+        if (ch < 0x20 || ch == 0x7f) k += snprintf(out + k, n - k, "\\x%02x", ch);
+        else out[k++] = (char)ch;
+    }
+    out[k] = 0;
+    return out;
+}
+
+#define SWEEP_TOKENS_MAX 32
 int sweep_line(const char *line, const cli_opts *base, run_case *c, char *err, size_t n)
 {
-    char buf[SWEEP_LINE_MAX];
+    char buf[SWEEP_LINE_MAX], show[128];
     memset(c, 0, sizeof *c);
     if ((size_t)snprintf(buf, sizeof buf, "%s", line) >= sizeof buf)
         return errf(err, n, "sweep line: longer than %d characters", SWEEP_LINE_MAX - 1);
     char *hash = strchr(buf, '#');
     if (hash) *hash = 0;
-    char *tok[32];
+    char *tok[SWEEP_TOKENS_MAX + 1];
     int nt = 0;
-    for (char *t = strtok(buf, " \t\r\n"); t && nt < 32; t = strtok(NULL, " \t\r\n")) tok[nt++] = t;
+    for (char *t = strtok(buf, " \t\r\n"); t && nt <= SWEEP_TOKENS_MAX; t = strtok(NULL, " \t\r\n")) tok[nt++] = t;
     if (nt == 0) return 0;
-    if (nt < 7) return errf(err, n, "sweep line '%s': expected B Hq Hkv N M d causal [key=value ...]", line);
+    if (nt < 7)
+        return errf(err, n, "sweep line '%s': expected B Hq Hkv N M d causal [key=value ...]", shown(line, show, sizeof show));
+    if (nt > SWEEP_TOKENS_MAX)
+        return errf(err, n, "sweep line '%s': more than %d fields", shown(line, show, sizeof show), SWEEP_TOKENS_MAX);
 
     attn_shape *s = &c->shape;
     *s = base->shape;
@@ -300,7 +431,7 @@ int sweep_line(const char *line, const cli_opts *base, run_case *c, char *err, s
     int nseq = 0;
     for (int t = 7; t < nt; t++) {
         char *eq = strchr(tok[t], '=');
-        if (!eq) return errf(err, n, "sweep line: '%s' is not key=value", tok[t]);
+        if (!eq) return errf(err, n, "sweep line: '%s' is not key=value", shown(tok[t], show, sizeof show));
         *eq = 0;
         const char *k = tok[t], *v = eq + 1;
         if (!strcmp(k, "inputs")) {
@@ -335,13 +466,97 @@ int sweep_line(const char *line, const cli_opts *base, run_case *c, char *err, s
     }
     if (c->seqlens && nseq != s->B)
         return errf(err, n, "sweep line: %d seqlens for B=%d", nseq, s->B);
+    if (dist && s->B > MAX_REQUESTS)
+        return errf(err, n, "sweep line: B=%d; per-request KV lengths (dist=) are for up to %d requests", s->B, MAX_REQUESTS);
     if (dist) {
         free(c->seqlens);
         c->seqlens = malloc(sizeof(int) * s->B);
+        if (!c->seqlens) return errf(err, n, "sweep line: out of memory for %d lengths", s->B);
         if (make_seqlens(dist, s->B, s->M, base->seed, c->seqlens))
             return errf(err, n, "sweep line: dist=%s; expected equal, uniform or longtail", dist);
         snprintf(c->dist, sizeof c->dist, "%s", dist);   /* a known name: short */
     }
     s->seqlens_k = c->seqlens;
     return shape_validate(s, err, n) ? -1 : 1;
+}
+
+/* One line of f into buf (without its '\n'): 1, 0 at the end of the file, -1 with the reason in why
+ * for a line too long, a NUL byte (not a text file) or a read error. */
+static int read_line(FILE *f, char *buf, size_t cap, char *why, size_t n)
+{
+    size_t len = 0;
+    int ch;
+    while ((ch = getc(f)) != EOF && ch != '\n') {
+        if (ch == 0) {
+            snprintf(why, n, "a NUL byte at column %zu: not a text file", len + 1);
+            return -1;
+        }
+        if (len + 1 >= cap) {
+            snprintf(why, n, "line longer than %zu characters", cap - 1);
+            return -1;
+        }
+        buf[len++] = (char)ch;
+    }
+    if (ferror(f)) {
+        snprintf(why, n, "cannot read (%s)", strerror(errno));
+        return -1;
+    }
+    buf[len] = 0;
+    return ch == EOF && len == 0 ? 0 : 1;
+}
+
+void sweep_free(run_case *cases, int count)
+{
+    for (int i = 0; i < count; i++) free(cases[i].seqlens);
+    free(cases);
+}
+
+int sweep_read(const char *path, const cli_opts *base, run_case **cases, int *count, char *err, size_t n)
+{
+    *cases = NULL;
+    *count = 0;
+    FILE *f = fopen(path, "r");
+    if (!f) return errf(err, n, "--sweep %s: cannot open (%s)", path, strerror(errno));
+    struct stat st;
+    if (!fstat(fileno(f), &st) && S_ISDIR(st.st_mode)) {
+        fclose(f);
+        return errf(err, n, "--sweep %s: a directory; give a sweep file (such as sweeps/decode.txt)", path);
+    }
+    static char line[SWEEP_LINE_MAX];
+    char why[512];
+    run_case *items = NULL;
+    int k = 0, cap = 0, lineno = 0, rc;
+    for (;;) {
+        rc = read_line(f, line, sizeof line, why, sizeof why);
+        if (rc == 0) break;
+        lineno++;
+        if (rc < 0) break;
+        run_case c;
+        int got = sweep_line(line, base, &c, why, sizeof why);
+        if (got < 0) {
+            free(c.seqlens);
+            rc = -1;
+            break;
+        }
+        if (got == 0) continue;
+        if (k == cap) {
+            run_case *grown = realloc(items, sizeof *items * (cap = cap ? 2 * cap : 64));
+            if (!grown) { free(c.seqlens); snprintf(why, sizeof why, "out of memory"); rc = -1; break; }
+            items = grown;
+        }
+        items[k++] = c;
+    }
+    fclose(f);
+    if (rc < 0) {
+        sweep_free(items, k);
+        return errf(err, n, "%s:%d: %s", path, lineno, why);
+    }
+    if (k == 0) {
+        free(items);
+        return errf(err, n, "--sweep %s: no shapes in it (%s); a line is B Hq Hkv N M d causal [key=value ...]",
+                    path, lineno ? "only blank lines and comments" : "the file is empty");
+    }
+    *cases = items;
+    *count = k;
+    return 0;
 }

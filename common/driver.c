@@ -80,11 +80,14 @@ static int load_inputs(driver *D, uint16_t *in[3])
     return 0;
 }
 
+/* The rung's own default shape and flags (attn.h), where its .cu defines them; NULL elsewhere. */
+extern const rung_cli rung_cli_own __attribute__((weak));
+
 int main(int argc, char **argv)
 {
     driver D;
     memset(&D, 0, sizeof D);
-    cli_defaults(&D.opt);
+    cli_defaults_for(&D.opt, &rung_cli_own ? &rung_cli_own : NULL);
     char err[CLI_ERR_MAX];
     int rc = cli_parse(argc, argv, &D.opt, err, sizeof err);
     if (rc > 0) { printf("%s\n", err); return EXIT_OK; }

@@ -116,13 +116,19 @@ typedef struct cli_opts {
     int profile;               /* make profile: as no_time, the second launch between cudaProfilerStart/Stop */
     int list, probe, ceilings, quiet;
     int read_floor;            /* time a bare read of K and V instead of the rung */
+    const rung_cli *own;       /* the rung's own default shape and flags (attn.h), or NULL */
+    int shape_flags;           /* which of --b --hq --hkv --h --n --m --d were given (--load refuses them) */
 } cli_opts;
 
+/* The driver's defaults; with `own` (may be NULL), the rung's own default shape and flags. */
 void cli_defaults(cli_opts *o);
-#define CLI_ERR_MAX 4096       /* err bytes cli_parse may need: the --help text is the longest */
+void cli_defaults_for(cli_opts *o, const rung_cli *own);
+#define CLI_ERR_MAX 8192       /* err bytes cli_parse may need: the --help text is the longest */
 /* 0 on success; 1 for --help (usage in err); -1 with one line in err naming the argument and
- * what is allowed. */
+ * what is allowed. Never exits, never touches a GPU: tests/fuzz.c calls it with random argv. */
 int cli_parse(int argc, char **argv, cli_opts *o, char *err, size_t err_len);
+/* The --help text for o's defaults and rung (cli_defaults_for), `prog` the binary's name. */
+void cli_usage(const cli_opts *o, const char *prog, char *out, size_t n);
 /* 0 if the shape is well formed (sizes > 0, Hq % Hkv == 0, seqlens in [1, M], ...). */
 int shape_validate(const attn_shape *s, char *err, size_t err_len);
 
@@ -144,6 +150,12 @@ typedef struct run_case {
  * Returns 1 for a shape, 0 for a blank/comment line, -1 on error (message in err). The line's
  * seqlens (if any) are malloc'd into c->seqlens, which the caller frees, also after an error. */
 int sweep_line(const char *line, const cli_opts *base, run_case *c, char *err, size_t err_len);
+/* Every shape of the sweep file `path`, in file order: 0 with *count >= 1 cases malloc'd into *cases
+ * (sweep_free releases them), or -1 with one line in err naming the file (and the line) for a file
+ * that cannot be read, a directory, a file with no shape, or a bad line (too long, a NUL byte, a
+ * field sweep_line refuses). */
+int sweep_read(const char *path, const cli_opts *base, run_case **cases, int *count, char *err, size_t err_len);
+void sweep_free(run_case *cases, int count);
 
 /* ---------------------------------------------------------------- npy.c */
 

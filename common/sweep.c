@@ -20,43 +20,30 @@ static int by_flops(const void *a, const void *b)
     return x->order - y->order;
 }
 
-/* Reads and validates every line of the sweep file (no GPU needed); sorted smallest first, so that
- * the too-slow rule of run_sweep can stop before the largest shapes. NULL on error (printed). */
-static sweep_item *sweep_read(driver *D, int *count)
+/* Reads and validates every line of the sweep file (cli.c's sweep_read: no GPU needed); sorted
+ * smallest first, so that the too-slow rule of run_sweep can stop before the largest shapes. NULL on
+ * error (printed). */
+static sweep_item *sweep_items(driver *D, int *count)
 {
-    FILE *f = fopen(D->opt.sweep, "r");
-    if (!f) {
-        fprintf(stderr, "error: --sweep %s: cannot open\n", D->opt.sweep);
+    run_case *cases;
+    int n;
+    char err[1024];
+    if (sweep_read(D->opt.sweep, &D->opt, &cases, &n, err, sizeof err)) {
+        fprintf(stderr, "error: %s\n", err);
         return NULL;
     }
-    sweep_item *items = NULL;
-    int n = 0, cap = 0, lineno = 0;
-    static char line[SWEEP_LINE_MAX + 1];
-    char err[512];
-    while (fgets(line, sizeof line, f)) {
-        lineno++;
-        if (!strchr(line, '\n') && !feof(f)) {
-            fprintf(stderr, "error: %s:%d: line longer than %d characters\n", D->opt.sweep, lineno, SWEEP_LINE_MAX - 1);
-            fclose(f);
-            free(items);
-            return NULL;
-        }
-        sweep_item it;
-        memset(&it, 0, sizeof it);
-        int k = sweep_line(line, &D->opt, &it.c, err, sizeof err);
-        if (k < 0) {
-            fprintf(stderr, "error: %s:%d: %s\n", D->opt.sweep, lineno, err);
-            fclose(f);
-            free(items);
-            return NULL;
-        }
-        if (k == 0) continue;
-        it.flops = attn_flops(&it.c.shape);
-        it.order = n;
-        if (n == cap) items = realloc(items, sizeof(sweep_item) * (cap = cap ? 2 * cap : 64));
-        items[n++] = it;
+    sweep_item *items = malloc(sizeof(sweep_item) * n);
+    if (!items) {
+        fprintf(stderr, "error: --sweep %s: out of memory for %d shapes\n", D->opt.sweep, n);
+        sweep_free(cases, n);
+        return NULL;
     }
-    fclose(f);
+    for (int i = 0; i < n; i++) {
+        items[i].c = cases[i];
+        items[i].flops = attn_flops(&cases[i].shape);
+        items[i].order = i;
+    }
+    free(cases);              /* the items own the seqlens now */
     qsort(items, n, sizeof(sweep_item), by_flops);
     *count = n;
     return items;
@@ -65,7 +52,7 @@ static sweep_item *sweep_read(driver *D, int *count)
 int sweep_check(driver *D)
 {
     int n;
-    sweep_item *items = sweep_read(D, &n);
+    sweep_item *items = sweep_items(D, &n);
     if (!items) return -1;
     for (int i = 0; i < n; i++) free(items[i].c.seqlens);
     free(items);
@@ -75,7 +62,7 @@ int sweep_check(driver *D)
 int run_sweep(driver *D)
 {
     int n;
-    sweep_item *items = sweep_read(D, &n);
+    sweep_item *items = sweep_items(D, &n);
     if (!items) return EXIT_USAGE;
 
     int failed = 0;

@@ -1,10 +1,10 @@
-# csv: prefill decode tour
+# csv: prefill decode
 # <gpu>-progression.png: a bar per rung and variant at its speedup over rung 00 on one shape (log),
 # with its rate; the ceiling and the peers dashed, named in the key; a rung without an ok row says
-# why. Top: prefill, TFLOP/s; bottom: decode, GB/s (decode is memory-bound). From the tour's CSV
-# (both shapes in one run) where there is one, else from the prefill and decode sweeps.
+# why. Top: prefill, TFLOP/s; bottom: decode, GB/s (decode is memory-bound). From the prefill and
+# decode sweeps: the CSVs of the top README's ladder table, which this plot sits under, so that the
+# two show the same numbers (the tour's CSV, one run of make, is printed by make, not drawn).
 load "plots/common.gp"
-if (tour ne "") { SUBTITLE = "numbers from the committed " . sub_tour }
 TITLE = DEVICE . ": each rung's speedup over rung 00 (the cuBLAS baseline)"
 eval start(1500, 820)
 sel(p) = p == 1 ? column("d") == 128 && column("N") == 4096 && column("causal") == 0 : column("B") == 8 && column("M") == 16384
@@ -15,7 +15,7 @@ x(id) = pos(RUNGS, id)
 set grid noxtics ytics
 set lmargin at screen 0.08; set rmargin at screen 0.77
 do for [p = 1:2] {
-  F = tour ne "" ? tour : value(word(SWEEP, p)); R = word(RATE, p); U = word(UNIT, p)
+  F = value(word(SWEEP, p)); R = word(RATE, p); U = word(UNIT, p)
   if (p > 1) { unset label }
   unset arrow; unset logscale; set autoscale        # stats (below) would honour the ranges
   set tmargin at screen (p == 1 ? top(0.87) : 0.42); set bmargin at screen (p == 1 ? 0.55 : 0.10)

@@ -4,6 +4,9 @@
 set -u
 bin=${1:-build/bin}
 base=$bin/00_baseline
+b06=$bin/06_split_kv
+tmp=$(mktemp -d) || exit 1
+trap 'rm -rf "$tmp"' EXIT
 
 expect() {  # expect <name> <exit code> <text the message must contain> -- <command...>
   local name=$1 want_rc=$2 want_text=$3; shift 4
@@ -34,26 +37,98 @@ expect "seqlen beyond M"      2 "each must be in 1..M"       -- "$base" --b 1 --
 expect "bad seqlen dist"      2 "--seqlen-dist: expected"    -- "$base" --seqlen-dist zipf
 expect "unknown variant"      2 "--variant zz: this rung has" -- "$base" --variant zz
 expect "bad sweep line"       2 "expected B Hq Hkv N M d causal" -- "$base" --sweep tests/data/bad_sweep.txt
-expect "kv-block not x64"     2 "--kv-block: expected a multiple of 64 from 64 to 1024, got '100'" -- "$base" --kv-block 100
-expect "kv-block too big"     2 "--kv-block: expected a multiple of 64 from 64 to 1024, got '2048'" -- "$base" --kv-block 2048
+expect "kv-block not x64"     2 "--kv-block: expected a multiple of 64 from 64 to 1024, got '100'" -- "$b06" --kv-block 100
+expect "kv-block too big"     2 "--kv-block: expected a multiple of 64 from 64 to 1024, got '2048'" -- "$b06" --kv-block 2048
+expect "kv-block not rung 06" 2 "--kv-block: this rung has no KV blocks to size" -- "$base" --kv-block 128
 expect "bad flush"            2 "--flush: expected write or write+read, got 'read'" -- "$base" --flush read
 expect "page-size not x16"    2 "--page-size: expected 0 (contiguous) or a multiple of 16 from 16 to 256, got '24'" -- "$base" --page-size 24
 expect "page-size too big"    2 "--page-size: expected 0 (contiguous) or a multiple of 16 from 16 to 256, got '512'" -- "$base" --page-size 512
 # Good values parse (--list then answers without a GPU).
-expect "kv-block 256 accepted" 0 "$("$base" --list | head -n 1)" -- "$base" --kv-block 256 --list
+expect "kv-block 256 accepted" 0 "$("$b06" --probe)" -- "$b06" --kv-block 256 --probe
 expect "flush write accepted"  0 "$("$base" --list | head -n 1)" -- "$base" --flush write --list
 expect "page-size 64 accepted" 0 "$("$base" --list | head -n 1)" -- "$base" --page-size 64 --list
 expect "profile accepted"       0 "$("$base" --list | head -n 1)" -- "$base" --profile --list
 
-# --help prints the whole text, exit 0 (main() must hold all of it: it grows with the flags).
-out=$("$base" --help 2>&1); rc=$?
-if [ $rc -eq 0 ] && printf '%s\n' "$out" | tail -n 1 | grep -q 'only reads K and V)$' \
-   && printf '%s' "$out" | grep -qF -- '--flush write|write+read' && printf '%s' "$out" | grep -qF -- '--kv-block K' \
-   && printf '%s' "$out" | grep -qF -- '--page-size P'; then
-  echo "ok help lists --flush, --kv-block and --page-size, whole"
+# --help prints the whole text, exit 0 (main() must hold all of it: it grows with the flags), with
+# the default shape and the .npy rules; rung 06's names its planners and --kv-block.
+for b in "$base" "$b06"; do
+  out=$("$b" --help 2>&1); rc=$?
+  if [ $rc -eq 0 ] && printf '%s\n' "$out" | tail -n 1 | grep -q 'only reads K and V)$' \
+     && printf '%s' "$out" | grep -qF -- '--flush write|write+read' && printf '%s' "$out" | grep -qF -- '--page-size P' \
+     && printf '%s' "$out" | grep -q -- 'default --b [0-9]* --hq [0-9]* --hkv [0-9]* --n [0-9]* --m [0-9]* --d [0-9]*' \
+     && printf '%s' "$out" | grep -qF -- 'float16 or float32, C order' \
+     && { [ "$b" = "$base" ] || printf '%s' "$out" | grep -qF -- '--planner NAME (the split planner): fa, greedy, balanced, auto'; } \
+     && { [ "$b" = "$base" ] || printf '%s' "$out" | grep -qF -- '--kv-block K'; }; then
+    echo "ok $(basename "$b") --help: whole, with the defaults, the .npy rules and its own flags"
+  else
+    echo "FAIL $(basename "$b") --help: exit $rc, cut or lacking defaults/.npy rules/own flags: $(printf '%s\n' "$out" | tail -n 1)"
+  fi
+done
+
+# ---- issue 21's cases, through the binaries (tests/fuzz.c feeds the same parsers thousands more) ----
+# A rung's own flag is a usage error (exit 2) before the shape is looked at; other rungs refuse it.
+expect "planner unknown"      2 "--planner: expected one of fa, greedy, balanced, auto, got 'nope'" -- "$b06" --planner nope
+expect "planner at a prefill shape" 2 "--planner: expected one of" -- "$b06" --planner nope --n 1024
+expect "planner not rung 06"  2 "--planner: this rung has no split planner" -- "$base" --planner fa
+# .npy files that lie: the crash (a huge shape over 4 KiB of data), a header without ')', trailing bytes.
+mknpy() {  # mknpy DIR DICT DATA_BYTES: q.npy, k.npy and v.npy in DIR, format 1.0, as numpy pads them
+  local dir=$1 dict=$2 bytes=$3 total hl f
+  mkdir -p "$dir"
+  total=$(( (10 + ${#dict} + 1 + 63) / 64 * 64 )); hl=$((total - 10))
+  for f in q k v; do
+    { printf '\223NUMPY\001\000'; printf "\\$(printf '%03o' $((hl % 256)))\\$(printf '%03o' $((hl / 256)))"
+      printf '%s%*s\n' "$dict" $((hl - ${#dict} - 1)) ''; head -c "$bytes" /dev/zero; } > "$dir/$f.npy"
+  done
+}
+mknpy "$tmp/huge" "{'descr': '<f2', 'fortran_order': False, 'shape': (1000, 1000, 1000, 1000), }" 4096
+expect "npy huge shape"       2 "$tmp/huge/q.npy: data shorter than its shape" -- "$base" --load "$tmp/huge"
+mknpy "$tmp/paren" "{'descr': '<f2', 'fortran_order': False, 'shape': (1, 1, 2, 2, }" 8
+expect "npy header without )" 2 "$tmp/paren/q.npy: malformed header: the shape tuple has no closing ')'" -- "$base" --load "$tmp/paren"
+mknpy "$tmp/trail" "{'descr': '<f2', 'fortran_order': False, 'shape': (1, 1, 2, 2), }" 11
+expect "npy trailing bytes"   2 "$tmp/trail/q.npy: 3 bytes after the data" -- "$base" --load "$tmp/trail"
+mknpy "$tmp/good" "{'descr': '<f2', 'fortran_order': False, 'shape': (1, 2, 3, 64), }" 768
+if [ "$("$base" --probe)" = none ]; then
+  expect "npy good (no device: 4)" 4 "no CUDA device" -- "$base" --load "$tmp/good" --causal
 else
-  echo "FAIL help: exit $rc, cut or lacking --flush/--kv-block/--page-size: $(printf '%s\n' "$out" | tail -n 1)"
+  "$base" --load "$tmp/good" --causal --no-time --quiet >/dev/null 2>&1; rc=$?
+  [ $rc -eq 0 ] && echo "ok npy good: loaded and run" || echo "FAIL npy good: exit $rc"
 fi
+# With --load the files give the shape: shape flags and per-request lengths are refused.
+expect "load with --n"        2 "--load: the shape comes from q.npy, k.npy and v.npy; drop --n" -- "$base" --load "$tmp/good" --n 5
+expect "load with --seqlens"  2 "--load: per-request KV lengths (--seqlens, --seqlen-dist) cannot be given" -- "$base" --load "$tmp/good" --seqlens 5
+# Sweep files that held no shape, or were not text: one line each, exit 2.
+: > "$tmp/empty.txt"; printf '# B Hq Hkv N M d causal\n\n' > "$tmp/comments.txt"
+printf '1 2 3\0 4 5 6 7\n' > "$tmp/nul.txt"; printf 'garbage line\n' > "$tmp/garbage.txt"
+expect "sweep empty"          2 "no shapes in it (the file is empty)" -- "$base" --sweep "$tmp/empty.txt"
+expect "sweep comments only"  2 "no shapes in it (only blank lines and comments)" -- "$base" --sweep "$tmp/comments.txt"
+expect "sweep a directory"    2 "--sweep $tmp: a directory" -- "$base" --sweep "$tmp"
+expect "sweep NUL byte"       2 "nul.txt:1: a NUL byte at column 6" -- "$base" --sweep "$tmp/nul.txt"
+expect "sweep garbage line"   2 "garbage.txt:1: sweep line 'garbage line': expected" -- "$base" --sweep "$tmp/garbage.txt"
+
+# Each rung's default shape, and the other shape its --help suggests, is one it runs: without a GPU
+# they reach the device check (exit 4); on a GPU the default runs and passes (checked, not timed).
+probe=$("$base" --probe)
+for b in "$bin"/0[0-9]_*; do
+  name=$(basename "$b")
+  if [ "$probe" = none ]; then
+    want=4 out=$("$b" 2>&1); rc=$?
+  else
+    want=0 out=$("$b" --no-time --quiet 2>&1); rc=$?
+  fi
+  if [ $rc -eq $want ]; then echo "ok $name runs its default shape (exit $rc)"
+  elif [ $rc -eq 3 ] && printf '%s' "$out" | grep -q 'unsupported: .*needs a Hopper GPU'; then
+    echo "ok $name: its default shape needs a Hopper GPU, not this one"
+  else echo "FAIL $name default shape: exit $rc, expected $want ($out)"; fi
+  ex=$("$b" --help | sed -n 's/^example:[[:space:]]*//p')
+  if [ -z "$ex" ]; then echo "FAIL $name --help has no 'example:' line"
+  elif [ "$probe" = none ]; then
+    # shellcheck disable=SC2086
+    out=$("$b" $ex 2>&1); rc=$?
+    [ $rc -eq 4 ] && echo "ok $name runs its example ($ex)" || echo "FAIL $name example '$ex': exit $rc ($out)"
+  else
+    echo "skip $name example: not run on a GPU (make stage's hint; its default above ran)"
+  fi
+done
 
 # A head dim a rung does not support: refused with "unsupported: <reason>", exit 3, even with no GPU.
 for b in "$bin"/0[0-9]_*; do

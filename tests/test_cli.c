@@ -4,12 +4,19 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include "test.h"
 #include "../common/harness.h"
+#include "../06_split_kv/planner.h"
 
-/* Split `line` on spaces into argv (argv[0] = "prog") and parse it over the defaults. The strings
- * live in a static buffer, since cli_opts keeps pointers into argv. */
-static int parse(const char *line, cli_opts *o, char *err, size_t n)
+/* A rung with flags of its own (attn.h's rung_cli) on the driver's default shape: rung 06's planners
+ * (planner.c, linked into the tests) and a KV block; and rung 06's own shape, a decode step. */
+static const rung_cli with_flags = {2, 16, 16, 1024, 1024, 64, planner_names, "auto", 128, "--b 1"};
+static const rung_cli decode_rung = {8, 8, 1, 1, 16384, 128, planner_names, "auto", 128, "--b 32"};
+
+/* Split `line` on spaces into argv (argv[0] = "prog") and parse it over the defaults of `own`. The
+ * strings live in a static buffer, since cli_opts keeps pointers into argv. */
+static int parse_for(const rung_cli *own, const char *line, cli_opts *o, char *err, size_t n)
 {
     static char buf[1024];
     static char *argv[64];
@@ -18,10 +25,12 @@ static int parse(const char *line, cli_opts *o, char *err, size_t n)
     argv[argc++] = "prog";
     for (char *t = strtok(buf, " "); t && argc < 63; t = strtok(NULL, " ")) argv[argc++] = t;
     argv[argc] = NULL;
-    cli_defaults(o);
+    cli_defaults_for(o, own);
     err[0] = 0;
     return cli_parse(argc, argv, o, err, n);
 }
+
+static int parse(const char *line, cli_opts *o, char *err, size_t n) { return parse_for(&with_flags, line, o, err, n); }
 
 static void expect_refused(const char *line, const char *want)
 {
@@ -264,6 +273,75 @@ static void sweep_lines(void)
     }
 }
 
+/* sweep_read on a file written to `dir`/`name` with `len` bytes of `text`: its return, err and count */
+static int read_sweep_text(const char *dir, const char *name, const char *text, size_t len, char *err, size_t n,
+                           int *count)
+{
+    char path[256];
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    FILE *f = fopen(path, "wb");
+    if (!f) return -2;
+    fwrite(text, 1, len, f);
+    fclose(f);
+    cli_opts base;
+    cli_defaults(&base);
+    run_case *cases = NULL;
+    *count = 0;
+    int rc = sweep_read(path, &base, &cases, count, err, n);
+    sweep_free(cases, *count);
+    remove(path);
+    return rc;
+}
+
+/* Issue 21: an empty sweep file, a comments-only one and a directory exited 2 with no message; a
+ * short line with a NUL byte was "longer than 65535 characters"; the garbage-line message had the
+ * line's '\n' inside its quotes. Each is now one line naming the file (and the line). */
+static void sweep_files(void)
+{
+    char dir[] = "/tmp/attn_sweep_XXXXXX", err[1024];
+    if (!mkdtemp(dir)) { EXPECT_MSG(0, "mkdtemp failed"); return; }
+    struct { const char *name, *text; size_t len; const char *want; } bad[] = {
+        {"empty.txt", "", 0, "no shapes in it (the file is empty)"},
+        {"comments.txt", "# B Hq Hkv N M d causal\n\n   # nothing\n", 38, "no shapes in it (only blank lines and comments)"},
+        {"nul.txt", "1 2 3\0 4 5 6 7\n", 15, "nul.txt:1: a NUL byte at column 6: not a text file"},
+        {"garbage.txt", "1 1 1 1 1 64 0\ngarbage line\n", 28, "garbage.txt:2: sweep line 'garbage line': expected B Hq Hkv N M d causal"},
+        {"crlf.txt", "1 1 1\r\n", 7, "sweep line '1 1 1': expected"},
+        {"ctrl.txt", "a\x01" "b\n", 4, "sweep line 'a\\x01b'"},
+        {"field.txt", "1 1 1 1 1 64 0 model=\x7f\n", 23, "model=\\x7f"},
+        {"hq.txt", "1 3 2 1 1 64 0\n", 15, "hq.txt:1: --hq 3 --hkv 2: Hq must be a multiple of Hkv"},
+        {"dist.txt", "1000000000 1 1 1 1 64 0 dist=uniform\n", 37, "for up to 1048576 requests"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        int count;
+        int rc = read_sweep_text(dir, bad[i].name, bad[i].text, bad[i].len, err, sizeof err, &count);
+        EXPECT_MSG(rc == -1 && count == 0, "%s: returned %d with %d shapes", bad[i].name, rc, count);
+        EXPECT_MSG(strstr(err, bad[i].want) != NULL, "%s: message '%s' lacks '%s'", bad[i].name, err, bad[i].want);
+        EXPECT_MSG(strchr(err, '\n') == NULL && strstr(err, bad[i].name), "%s: not one line naming the file: '%s'",
+                   bad[i].name, err);
+    }
+    /* a line of 70000 characters: too long, said as such */
+    char *lng = malloc(70002);
+    if (lng) {
+        memset(lng, '1', 70000);
+        lng[70000] = '\n';
+        int count;
+        EXPECT(read_sweep_text(dir, "long.txt", lng, 70001, err, sizeof err, &count) == -1);
+        EXPECT_MSG(strstr(err, "long.txt:1: line longer than 65535 characters"), "long line: %s", err);
+        free(lng);
+    }
+    /* good lines, no final newline: every shape, in file order */
+    int count;
+    EXPECT(read_sweep_text(dir, "good.txt", "# x\n1 2 2 8 8 64 0\n\n2 4 1 1 100 128 0 dist=equal", 48, err,
+                           sizeof err, &count) == 0 && count == 2);
+    cli_opts base;
+    cli_defaults(&base);
+    run_case *cases;
+    EXPECT(sweep_read(dir, &base, &cases, &count, err, sizeof err) == -1 && strstr(err, "a directory"));
+    EXPECT(sweep_read("/nonexistent_attn/s.txt", &base, &cases, &count, err, sizeof err) == -1 &&
+           strstr(err, "cannot open"));
+    rmdir(dir);
+}
+
 /* A line longer than sweep_line's buffer must be parsed whole or refused, never cut short: here a
  * 1024-character line of 199 seqlens whose last one, 49999, would silently become 4999. */
 static void sweep_long_line(void)
@@ -374,6 +452,61 @@ static void cli_help_lists_flags(void)
     EXPECT_MSG(strstr(err, "--kv-block K") != NULL, "--help lacks --kv-block: %s", err);
     EXPECT_MSG(strstr(err, "--planner NAME") != NULL, "--help lacks --planner: %s", err);
     EXPECT_MSG(strstr(err, "--page-size P") != NULL, "--help lacks --page-size: %s", err);
+    /* the defaults, the planner names and the .npy rules (issue 21) */
+    EXPECT_MSG(strstr(err, "default --b 2 --hq 16 --hkv 16 --n 1024 --m 1024 --d 64") != NULL, "--help lacks the default shape: %s", err);
+    EXPECT_MSG(strstr(err, "fa, greedy, balanced, auto (default auto)") != NULL, "--help lacks the planners: %s", err);
+    EXPECT_MSG(strstr(err, "float16 or float32, C order") && strstr(err, "q [B, Hq, N, d], k and v [B, Hkv, M, d]"),
+               "--help lacks the .npy rules: %s", err);
+    /* a rung's own defaults, whatever came before --help; a rung without flags says so */
+    cli_opts o2;
+    EXPECT(parse_for(&decode_rung, "--b 3 --help", &o2, err, sizeof err) == 1);
+    EXPECT_MSG(strstr(err, "default --b 8 --hq 8 --hkv 1 --n 1 --m 16384 --d 128") && strstr(err, "--n alone keeps --m"),
+               "decode rung's --help: %s", err);
+    EXPECT(parse_for(NULL, "--help", &o2, err, sizeof err) == 1);
+    EXPECT_MSG(strstr(err, "own flags: none") && !strstr(err, "--planner NAME"), "plain rung's --help: %s", err);
+}
+
+/* Issue 21: a rung's own flags are checked as usage errors, before any shape or GPU question (an
+ * unknown planner was reported "unsupported", exit 3, behind the default shape's refusal); a rung
+ * without them refuses them; the rung's default shape is the one cli_parse starts from. */
+static void cli_rung_flags(void)
+{
+    cli_opts o;
+    char err[CLI_ERR_MAX];
+    for (int i = 0; planner_names[i]; i++) {
+        char line[64];
+        snprintf(line, sizeof line, "--planner %s", planner_names[i]);
+        EXPECT_MSG(parse_for(&decode_rung, line, &o, err, sizeof err) == 0, "%s: %s", line, err);
+    }
+    expect_refused("--planner nope", "--planner: expected one of fa, greedy, balanced, auto, got 'nope'");
+    EXPECT(parse_for(NULL, "--planner fa", &o, err, sizeof err) == -1 && strstr(err, "this rung has no split planner"));
+    EXPECT(parse_for(NULL, "--kv-block 128", &o, err, sizeof err) == -1 && strstr(err, "this rung has no KV blocks"));
+
+    EXPECT(parse_for(&decode_rung, "", &o, err, sizeof err) == 0);
+    EXPECT(o.shape.B == 8 && o.shape.Hq == 8 && o.shape.Hkv == 1 && o.shape.N == 1 && o.shape.M == 16384 && o.shape.d == 128);
+    EXPECT_NEAR(o.shape.scale, 1.0 / sqrt(128.0), 1e-7);
+    EXPECT(parse_for(&decode_rung, "--n 4", &o, err, sizeof err) == 0);       /* decode: --n alone keeps M */
+    EXPECT_MSG(o.shape.N == 4 && o.shape.M == 16384, "--n 4: N=%d M=%d", o.shape.N, o.shape.M);
+    EXPECT(parse_for(&decode_rung, "--b 2 --seqlens 7,16384", &o, err, sizeof err) == 0);
+    free(o.seqlens);
+}
+
+/* Issue 21: with --load the files give the shape, so shape flags and per-request lengths are refused
+ * (--seqlens was counted against the default --b, --n silently ignored), and so is --sweep. */
+static void cli_load_conflicts(void)
+{
+    expect_refused("--load dir --n 5", "--load: the shape comes from q.npy, k.npy and v.npy; drop --n");
+    expect_refused("--load dir --causal --hkv 2", "drop --hkv");
+    expect_refused("--b 3 --load dir", "drop --b");
+    expect_refused("--load dir --seqlens 5", "per-request KV lengths (--seqlens, --seqlen-dist) cannot be given with --load");
+    expect_refused("--load dir --seqlen-dist uniform", "cannot be given with --load");
+    expect_refused("--load dir --sweep sweeps/decode.txt", "--load and --sweep: give one or the other");
+    cli_opts o;
+    char err[512];
+    EXPECT(parse("--load dir --causal --dtype bf16 --scale 0.5 --no-check", &o, err, sizeof err) == 0);
+    EXPECT(o.load && !strcmp(o.load, "dir") && o.shape.causal && o.shape.dtype == ATTN_BF16);
+    /* a billion requests' lengths are refused, not drawn */
+    expect_refused("--b 1000000000 --seqlen-dist uniform", "per-request KV lengths are for up to 1048576 requests");
 }
 
 static void describe_stub(const attn_shape *s, const attn_env *env, char *buf, size_t len)
@@ -573,6 +706,9 @@ const test_case TESTS_cli[] = {
     {"cli: seqlens count mismatch, seqlen > M, malformed lists are refused", cli_rejects_seqlens},
     {"cli: good arguments parse (--n sets M, --m keeps N, --h sets both, scale 1/sqrt(d))", cli_good_arguments},
     {"cli: shape_validate names what is wrong", shape_validate_direct},
+    {"cli: a rung's own flags (--planner, --kv-block) are usage errors; its default shape applies", cli_rung_flags},
+    {"cli: --load refuses shape flags, --seqlens and --sweep (the files give the shape)", cli_load_conflicts},
+    {"cli: sweep_read: empty, comments-only, a directory, a NUL byte, a long or garbage line -> one line", sweep_files},
     {"cli: sweep_line (blank/comment 0, full line 1 with fields, short/bad line -1)", sweep_lines},
     {"cli: sweep_line refuses or fully parses a line longer than 1023 chars (no silent truncation)", sweep_long_line},
     {"cli: --kv-block takes a multiple of 64 in 64..1024 and refuses the rest", cli_kv_block},

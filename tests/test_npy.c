@@ -44,9 +44,10 @@ static int write_bytes(const char *path, const void *data, size_t n)
  * multiple of 64 bytes ending in '\n', then the data. `version` 1 or 2. */
 static int write_npy_by_hand(const char *path, int version, const char *dict, const void *data, size_t nbytes)
 {
-    unsigned char buf[512];
     size_t pre = version == 1 ? 10 : 12, dl = strlen(dict);
     size_t total = (pre + dl + 1 + 63) / 64 * 64, hlen = total - pre;
+    unsigned char *buf = malloc(total + nbytes);
+    if (!buf) return -1;
     memcpy(buf, "\x93NUMPY", 6);
     buf[6] = (unsigned char)version; buf[7] = 0;
     buf[8] = (unsigned char)(hlen & 0xff); buf[9] = (unsigned char)(hlen >> 8);
@@ -55,7 +56,9 @@ static int write_npy_by_hand(const char *path, int version, const char *dict, co
     memset(buf + pre + dl, ' ', total - pre - dl - 1);
     buf[total - 1] = '\n';
     memcpy(buf + total, data, nbytes);
-    return write_bytes(path, buf, total + nbytes);
+    int rc = write_bytes(path, buf, total + nbytes);
+    free(buf);
+    return rc;
 }
 
 /* 1.2M halves (more than one read chunk of 2^20) cycling through every non-NaN bit pattern. */
@@ -237,10 +240,63 @@ static void npy_rejects(void)
     EXPECT(npy_save_f16("/nonexistent_dir_attn/x.npy", data, dims4, 4) == -1);
 }
 
+/* Issue 21's crashes and silent acceptances: a header that claims far more data than the file holds
+ * (it used to be allocated and read: a segfault), a shape whose size overflows, a header without its
+ * ')' and bytes after the data (both used to be accepted). Each is refused with the file named. */
+static void npy_rejects_lying_headers(void)
+{
+    static const unsigned char four_mib[1 << 12] = {0};   /* (the data need not be 4 MiB to lie) */
+    struct { const char *name, *dict; size_t bytes; const char *want; } c[] = {
+        {"huge.npy", "{'descr': '<f2', 'fortran_order': False, 'shape': (1000, 1000, 1000, 1000), }", sizeof four_mib,
+         "data shorter than its shape: (1000, 1000, 1000, 1000) of float16 needs 2000000000000 bytes"},
+        {"overflow.npy", "{'descr': '<f4', 'fortran_order': False, 'shape': (1000000000, 1000000000, 1000000000, 1000000000), }",
+         16, "holds more elements than memory can"},
+        {"big_dim.npy", "{'descr': '<f2', 'fortran_order': False, 'shape': (1, 1, 1, 99999999999999999999), }", 2,
+         "bad dimension 3 of the shape"},
+        {"no_paren.npy", "{'descr': '<f2', 'fortran_order': False, 'shape': (1, 1, 2, 2, }", 8,
+         "malformed header: the shape tuple has no closing ')'"},
+        {"trailing.npy", "{'descr': '<f2', 'fortran_order': False, 'shape': (1, 1, 2, 2), }", 11,
+         "3 bytes after the data"},
+        {"negative.npy", "{'descr': '<f2', 'fortran_order': False, 'shape': (1, -1, 2, 2), }", 8,
+         "the shape holds something other than non-negative integers"},
+        {"twice.npy", "{'descr': '<f2', 'descr': '<f4', 'fortran_order': False, 'shape': (1, 1, 2, 2), }", 8,
+         "'descr' given twice"},
+        {"extra_key.npy", "{'descr': '<f2', 'fortran_order': False, 'shape': (1, 1, 2, 2), 'x': 1, }", 8,
+         "unexpected key 'x'"},
+        {"no_shape.npy", "{'descr': '<f2', 'fortran_order': False, }", 8, "it lacks 'shape'"},
+        {"after_brace.npy", "{'descr': '<f2', 'fortran_order': False, 'shape': (1, 1, 2, 2), } junk", 8,
+         "text after the closing '}'"},
+        {"big_endian.npy", "{'descr': '>f2', 'fortran_order': False, 'shape': (1, 1, 2, 2), }", 8,
+         "dtype must be float16 or float32 ('<f2' or '<f4'), not '>f2'"},
+    };
+    for (size_t i = 0; i < sizeof c / sizeof c[0]; i++) {
+        const char *p = tmp_path(c[i].name);
+        EXPECT(p && write_npy_by_hand(p, 1, c[i].dict, four_mib, c[i].bytes) == 0);
+        if (!p) continue;
+        expect_load_fails(p, c[i].want);
+        expect_load_fails(p, c[i].name);            /* the message names the file */
+    }
+    cleanup();
+
+    /* a header length beyond the file, and a format version this reader does not know */
+    const char *pl = tmp_path("long_header.npy");
+    EXPECT(pl && write_bytes(pl, "\x93NUMPY\x01\x00\xff\xff{}", 12) == 0);
+    if (pl) expect_load_fails(pl, "longer than the file");
+    const char *pv = tmp_path("version.npy");
+    EXPECT(pv && write_bytes(pv, "\x93NUMPY\x09\x00\x02\x00{}", 12) == 0);
+    if (pv) expect_load_fails(pv, "format version 9.0");
+    const char *pn = tmp_path("nul.npy");
+    EXPECT(pn && write_bytes(pn, "\x93NUMPY\x01\x00\x02\x00{\0", 12) == 0);
+    if (pn) expect_load_fails(pn, "a NUL byte inside it");
+    if (dir[0]) expect_load_fails(dir, "not a regular file");     /* a directory */
+    cleanup();
+}
+
 const test_case TESTS_npy[] = {
     {"npy: save_f16 -> load4 gives identical bits and dims (1.2M elems, every pattern)", npy_f16_round_trip},
     {"npy: float32 file into f16/bf16 storage equals f32_to_f16/f32_to_bf16", npy_f32_into_half},
     {"npy: reads numpy's own layout, format 1.0 and 2.0", npy_reads_numpy_layout},
     {"npy: 3-D, 1-D, bad magic, truncated, float64, Fortran order, missing file -> -1", npy_rejects},
+    {"npy: a huge or overflowing shape, a malformed header, trailing bytes -> -1 naming the file", npy_rejects_lying_headers},
     {NULL, NULL},
 };

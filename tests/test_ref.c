@@ -286,6 +286,16 @@ static void flops_and_bytes(void)
     u.causal = 0;                                        /* 3*5 + 3*2 = 21 */
     EXPECT_NEAR(attn_visible_pairs(&u), 21.0, 0);
 
+    /* the closed form (no loop over rows) equals the row-by-row sum of attn_row_end */
+    for (int n = 1; n <= 24; n++)
+        for (int m = 1; m <= 24; m++) {
+            attn_shape c = shape(3, 1, 1, n, m, 2, 1, 1.0f);
+            double rows = 0.0;
+            for (int i = 0; i < n; i++) rows += attn_row_end(&c, i, m);
+            EXPECT_MSG(attn_visible_pairs(&c) == 3 * rows, "causal N=%d M=%d: %g pairs, rows sum to %g", n, m,
+                       attn_visible_pairs(&c), 3 * rows);
+        }
+
     /* bytes, B=1 Hq=2 Hkv=1 N=3 M=5 d=4, f16: Q and O 24 elems each, K and V 20 each, LSE 6 floats:
      * 2 * (24 + 24 + 20 + 20) + 4 * 6 = 200 */
     EXPECT_NEAR(attn_bytes(&s), 200.0, 0);

@@ -17,15 +17,25 @@ RES=${RES%/} OUT=${OUT%/}
 shopt -s nullglob
 compgen -G "$RES/*.csv" >/dev/null || { echo "no $RES/*.csv yet: nothing to plot"; exit 0; }
 # ---- gnuplot 5.4 or later (arrays, assignments inside expressions) -------------------------------
+# Without one, a single line: what is missing, and the one command that draws the plots.
+if command -v apt-get >/dev/null; then
+  get="$([ "$(id -u)" = 0 ] || echo "sudo ")apt-get install gnuplot-nox && make plots"
+else
+  get="install gnuplot 5.4 or later (with a png terminal), then make plots"
+fi
+tried=""
 if ! command -v gnuplot >/dev/null && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null && [ -z "${ATTN_NO_INSTALL:-}" ]; then
   echo "gnuplot not found: installing gnuplot-nox with apt-get"
-  { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq gnuplot-nox; } >/dev/null 2>&1
+  { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq gnuplot-nox; } >/dev/null 2>&1 ||
+    tried=" (apt-get install gnuplot-nox failed here)"
 fi
-command -v gnuplot >/dev/null || { echo "gnuplot not found: install it (apt-get install gnuplot-nox) to draw plots/*.png"; exit 2; }
-gnuplot -V | awk '{ exit !($2 >= 5.4) }' || { echo "plots need gnuplot 5.4 or later, not $(gnuplot -V)"; exit 2; }
+command -v gnuplot >/dev/null ||
+  { echo "gnuplot not found$tried: plots/*.png stay as committed; to draw them: $get"; exit 2; }
+gnuplot -V | awk '{ exit !($2 >= 5.4) }' ||
+  { echo "plots need gnuplot 5.4 or later, not $(gnuplot -V): plots/*.png stay as committed; to draw them: $get"; exit 2; }
 term=${PLOTS_TERMINAL:-}
 for t in pngcairo png; do [ -z "$term" ] && gnuplot -e "set terminal" 2>&1 | grep -qw "$t" && term=$t; done
-[ -n "$term" ] || { echo "this gnuplot has no png terminal: install gnuplot-nox to draw plots/*.png"; exit 2; }
+[ -n "$term" ] || { echo "this gnuplot has no png terminal: plots/*.png stay as committed; to draw them: $get"; exit 2; }
 [ "$term" = png ] && export GDFONTPATH=${GDFONTPATH:-/usr/share/fonts/truetype/dejavu}
 mkdir -p "$OUT" || exit 1
 # ---- what gnuplot is told ---------------------------------------------------------------------------

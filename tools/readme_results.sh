@@ -5,6 +5,7 @@
 #   tools/readme_results.sh             rewrite every marked block of every README (make plots runs it)
 #   tools/readme_results.sh --check     change nothing; exit 1 if a block is not what the results give
 #   tools/readme_results.sh --print "NAME key=value ..."    print one block's text (no README changes)
+#   tools/readme_results.sh --help      this text
 #
 # A block is
 #
@@ -49,6 +50,11 @@
 # Only the text between the two marker lines changes; a block whose source file is missing is left
 # as it is; running it twice changes nothing. Needs bash and awk only: no build, no GPU, no Python.
 set -u
+case ${1:-} in
+  -h|--help) sed -n '2,/^set -u$/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
+  ''|--check|--print) ;;
+  *) echo "readme_results.sh: unknown argument '$1' (--check, --print \"NAME key=value ...\", --help)" >&2; exit 2 ;;
+esac
 cd "$(dirname "$0")/.." || exit 1
 RES=${RESULTS_DIR:-results}
 CHECK=0

@@ -30,6 +30,23 @@ section() {
 echo "== CPU unit tests"
 section "$BIN/cpu_tests"
 
+# --- 1b. The fuzz test: the .npy reader, the sweep-file reader and the command line fed issue 21's
+#         cases and a few thousand seeded mutated and random inputs, in one process (tests/fuzz.c);
+#         under AddressSanitizer and UBSan where their runtime is here and starts, else without ---
+echo "== fuzz: .npy files, sweep files, the command line (tests/fuzz.c)"
+fuzz=$BIN/fuzz note=""
+if [ -x "$BIN/fuzz_asan" ]; then
+  if "$BIN/fuzz_asan" --probe >/dev/null 2>&1; then fuzz=$BIN/fuzz_asan
+  elif ASAN_OPTIONS=detect_leaks=0 "$BIN/fuzz_asan" --probe >/dev/null 2>&1; then
+    fuzz=$BIN/fuzz_asan note="LeakSanitizer cannot run here: leak checks off"; export ASAN_OPTIONS=detect_leaks=0
+  else note="the sanitizer runtime does not start here: fuzzing without sanitizers"; fi
+else
+  note="this gcc cannot link -fsanitize=address,undefined (no libasan/libubsan): fuzzing without sanitizers"
+fi
+[ -n "$note" ] && echo "   note: $note"
+section "$fuzz" --dir build/test/fuzz
+unset ASAN_OPTIONS
+
 # --- 2. The command line, through a real rung binary (no GPU needed: these fail before one) ---
 echo "== command-line refusals"
 section tests/cli.sh "$BIN"
@@ -47,6 +64,10 @@ section tests/profile.sh
 #         (tests/data/models-synthetic.csv), and the peers' reading of sweeps/models.txt ---
 echo "== models table and plot (tests/models.sh)"
 section tests/models.sh
+
+# --- 2e. A newcomer's first commands: make without gnuplot, make stage N, readme_results.sh --help ---
+echo "== first commands: make without gnuplot, make stage, --help (tests/tools.sh)"
+section tests/tools.sh
 
 # --- 3. Plots draw from the committed results (needs gnuplot) ---
 echo "== plots from results/"

@@ -5,20 +5,24 @@
 # (tools/plots.sh). One line per step: the time so far, what the step measured, and what is left,
 # with an estimate (tools/estimate.awk) from the last tour on this GPU, else from its
 # results/<gpu>-{prefill,decode}.csv rows on the two shapes, else from another GPU's results.
-# Without a CUDA device: one line, then the plots from the committed results/.
+# Without a CUDA device: one line, then the plots from the committed results/; without gnuplot
+# (tools/plots.sh installs it where it can: as root, with apt-get), one more line naming the command
+# that draws them, and still success: the build is what make was asked for.
 #
 # results/<gpu>-tour.csv holds one whole tour (each tour rewrites it): the ladder's columns (a row
 # per variant and shape, the ceilings first), plus a "# step: STEP SECONDS" line per step. It is
 # one run at one commit, so the ratios between its rows are ratios within one run: the README's
-# ladder block can read it (<!-- results:ladder from=tour -->), and plots/<gpu>-progression.png
-# draws it where it exists. make ladder keeps the full sweeps (results/<gpu>-<sweep>.csv).
+# ladder block can read it (<!-- results:ladder from=tour -->); the top README's table and
+# plots/<gpu>-progression.png read the sweeps that make ladder keeps (results/<gpu>-<sweep>.csv).
 set -u
 cd "$(dirname "$0")/.." || exit 1
 BIN=build/bin
 probe=$("$BIN/00_baseline" --probe 2>/dev/null || echo none)
 if [ "$probe" = none ]; then
-  echo "no CUDA device found: skipping the tour; the plots are drawn from the committed results/"
-  exec tools/plots.sh
+  echo "no CUDA device found: skipping the tour; drawing the plots from the committed results/"
+  tools/plots.sh; prc=$?
+  [ $prc -eq 2 ] && exit 0       # no usable gnuplot: said in one line, with the command to run
+  exit $prc
 fi
 gpu=${probe%% *} name=$(printf '%s' "$probe" | cut -d' ' -f3-)
 export ATTN_COMMIT=${ATTN_COMMIT:-$(git rev-parse --short=12 HEAD 2>/dev/null || echo unknown)$(git diff --quiet HEAD -- 2>/dev/null || echo -dirty)}
@@ -86,7 +90,7 @@ for ((i = 0; i < ${#ids[@]}; i++)); do
     table)    cp "$out" "$final"; msg="wrote $final" ;;
     plots)    tools/plots.sh > "$W/$id.log" 2>&1; prc=$?
               case $prc in
-                2) msg="skipped: $(tail -n 1 "$W/$id.log"); then make plots" ;;     # no usable gnuplot
+                2) msg="skipped: $(tail -n 1 "$W/$id.log")" ;;     # no usable gnuplot: the line names the command
                 *) [ $prc -eq 0 ] || rc=1
                    msg="$(grep -c '^wrote ' "$W/$id.log") PNGs drawn$(grep -q 'failed' "$W/$id.log" && echo ", some failed:") (log: $W/$id.log)" ;;
               esac ;;
