@@ -63,9 +63,10 @@ TMP=$(mktemp -d) || exit 1
 trap 'rm -rf "$TMP"' EXIT
 
 # The shapes of the ladder table: the tour's (sweeps/tour.txt, prefill then decode; the same as
-# plots/<gpu>-progression.png's), Hkv left out where it equals Hq.
+# plots/<gpu>-progression.png's), Hkv left out where it equals Hq; float16 (the sweeps also hold
+# bfloat16 rows of the same sizes).
 tour_shape() {
-  awk -v K="$1" '!/^[[:space:]]*(#|$)/ && ++n == K { printf "B=%s Hq=%s%s N=%s M=%s d=%s causal=%s", \
+  awk -v K="$1" '!/^[[:space:]]*(#|$)/ && ++n == K { printf "B=%s Hq=%s%s N=%s M=%s d=%s causal=%s dtype=f16", \
     $1, $2, ($3 == $2 ? "" : " Hkv=" $3), $4, $5, $6, $7 }' sweeps/tour.txt
 }
 PREFILL_SHAPE=$(tour_shape 1)
@@ -89,9 +90,10 @@ cat > "$IDEAS" <<'EOF'
 06b|06b|a request cut into at most 4 partials is merged by its last CTA: no second kernel
 06c|06c = rung 06|on Hopper, a request's CTAs merge in a thread-block cluster, through each other's shared memory
 07a|07a|FlashAttention-3's first step on Hopper: tiles by TMA on mbarriers, both products on wgmma
-07b|07b|warp specialization: a producer warpgroup feeds two consumers through full/empty mbarriers
+07b|07b|warp specialization: a producer warpgroup feeds two consumers through rings of full/empty mbarriers
 07c|07c|ping-pong: the two consumers take turns on the tensor cores, one's softmax under the other's products
-07d|07d = rung 07|inside each consumer, the softmax of tile j under the P V product of tile j − 1; O rescaled after
+07d|07d|and inside each consumer, the softmax of tile j under the P V product of tile j − 1: FlashAttention-3's loop
+07e|07e = rung 07|persistent: one block per SM walks the work tiles, the next tile's loads under this one, O out by TMA
 torch-flash|torch-flash|PyTorch SDPA, FlashAttention-2 backend
 torch-cudnn|torch-cudnn|PyTorch SDPA, cuDNN backend
 EOF
@@ -105,13 +107,14 @@ BEGIN {
 }
 { sub(/\r$/, "") }
 /^#/ { if (match($0, /^# *commit: */)) META_COMMIT[FILENAME] = substr($0, RLENGTH + 1); next }
-$1 == "rung" { for (i = 1; i <= NF; i++) C[$i] = i; next }
+$1 == "rung" { split("", C); for (i = 1; i <= NF; i++) C[$i] = i; next }
 NF < 10 || $1 == "" { next }
 function f(k) { return (k in C) ? $(C[k]) : "" }
 function ok() { return f("status") == "ok" }
 function kind(id) { return id ~ /^ceiling-/ ? "ceiling" : id ~ /^floor-/ ? "floor" : (id ~ /^[0-9][0-9][a-z]*$/ ? "rung" : "peer") }
 # "d=128 N=4096 causal=0": every named column equals its value
-function want(flt,   a, n, i, kv) { n = split(flt, a, " "); for (i = 1; i <= n; i++) { split(a[i], kv, "="); if (f(kv[1]) != kv[2]) return 0 } return 1 }
+function want(flt,   a, n, i, kv, v) { n = split(flt, a, " "); for (i = 1; i <= n; i++) { split(a[i], kv, "="); v = f(kv[1])
+  if (kv[1] == "dtype" && v == "") v = "f16"; if (v != kv[2]) return 0 } return 1 }   # a CSV without dtype: float16
 # rung ids in lesson order: 00 01 ... 05a 05b 05c, 06 06s, 06a 06b 06c
 function key(id) { return id }
 function sortids(s,   a, n, i, j, t, out) {
@@ -136,6 +139,7 @@ function shape_text(flt,   a, n, i, kv, s) {
   for (i = 1; i <= n; i++) {
     split(a[i], kv, "=")
     if (kv[1] == "causal") s = s (s == "" ? "" : ", ") (kv[2] == 1 ? "causal" : "not causal")
+    else if (kv[1] == "dtype") { if (kv[2] != "f16") s = s (s == "" ? "" : ", ") kv[2] }
     else s = s (s == "" ? "" : ", ") kv[1] " = " kv[2]
   }
   return s
@@ -377,7 +381,7 @@ gen_table() {  # gen_table CSV IDS COL SHAPE (SHAPE: "prefill" = only the table'
   [ "${4:-}" = prefill ] && flt=$PREFILL_SHAPE
   awk -v IDS="$ids" -v COL="$col" -v CSV="$csv" -v FLT="$flt" "$AWK_CSV"$'\n'"$(cat <<'EOF'
 $1 !~ /^ceiling-/ && (FLT == "" || want(FLT)) {
-  k = f("B") "|" f("Hq") "|" f("Hkv") "|" f("N") "|" f("M") "|" f("d") "|" f("causal")
+  k = f("B") "|" f("Hq") "|" f("Hkv") "|" f("N") "|" f("M") "|" f("d") "|" f("causal") "|" f("dtype")
   if (!(k in SEEN)) { SEEN[k] = 1; ORD[++ns] = k }
   V[k, $1] = ok() ? sig(f(COL), 3) : (f("status") ~ /^unsupported/ ? "refused" : "FAIL")
   if (ok()) CM[$1] = f("commit")
@@ -385,11 +389,11 @@ $1 !~ /^ceiling-/ && (FLT == "" || want(FLT)) {
 END {
   nr = split(IDS, R, ","); cm = ""
   for (i = 1; i <= nr; i++) if (R[i] in CM && index(cm, CM[R[i]]) == 0) cm = cm (cm == "" ? "" : ", ") CM[R[i]]
-  printf "%s, %s %s; %s of each row:\n\n| B | Hq | Hkv | N | M | d | causal |", CSV, \
+  printf "%s, %s %s; %s of each row:\n\n| B | Hq | Hkv | N | M | d | causal | dtype |", CSV, \
     index(cm, ",") ? "rows from the runs at commits" : "one run, commit", cm, COL
   for (i = 1; i <= nr; i++) printf " %s |", R[i]
-  printf "\n|---|---|---|---|---|---|---|"; for (i = 1; i <= nr; i++) printf "---|"; printf "\n"
-  for (j = 1; j <= ns; j++) { split(ORD[j], a, "|"); printf "| %s | %s | %s | %s | %s | %s | %s |", a[1], a[2], a[3], a[4], a[5], a[6], a[7]
+  printf "\n|---|---|---|---|---|---|---|---|"; for (i = 1; i <= nr; i++) printf "---|"; printf "\n"
+  for (j = 1; j <= ns; j++) { split(ORD[j], a, "|"); printf "| %s | %s | %s | %s | %s | %s | %s | %s |", a[1], a[2], a[3], a[4], a[5], a[6], a[7], a[8]
     for (i = 1; i <= nr; i++) printf " %s |", ((ORD[j], R[i]) in V) ? V[ORD[j], R[i]] : "–"
     printf "\n" }
 }
