@@ -102,14 +102,14 @@ static __device__ __forceinline__ uint32_t pack2(float lo, float hi)
     }
 }
 
-/* The mbarriers of a block, by slot: Q full (TMA) and empty (07e: the consumers are done with it),
+/* The mbarriers of a block, by place: Q full (TMA) and empty (07e: the consumers are done with it),
  * O full and empty (07e: the staged O is written / has left), then per stage K full, V full, K
  * empty, V empty (07a: one full barrier per stage for K and V, the K slot). */
 enum { F3_QFULL = 0, F3_QEMPTY, F3_OFULL, F3_OEMPTY, F3_RING };
 
 /* Where a block's tiles live: 1024-aligned shared memory, Q, the K stages, the V stages, 07e's O
- * staging space where it has its own (O_SEP), then the mbarriers and the slot in which 07e's
- * producer tells the consumers their next work tile. */
+ * staging space where it has its own (O_SEP), then the mbarriers and the slot in which the
+ * producer of 07b-07e tells the consumers their next work tile. */
 template <class T>
 struct f3_smem {
     unsigned char *base;

@@ -80,8 +80,8 @@ static __device__ __forceinline__ void f3_stage_o(f3_pending &o, int k, const f3
     o.it_next = it_next;
 }
 
-/* The producer stores the pending O once the consumers have staged it (one TMA copy per 64
- * columns), and hands the staging space back once TMA has read it. */
+/* The producer stores the pending O once the consumers have staged it (its first lane: one TMA copy
+ * per 64 columns), and hands the staging space back once TMA has read it. */
 template <class T>
 static __device__ __forceinline__ void f3_store_o(const f3_smem<T> &sm, const CUtensorMap *to, f3_pending &o)
 {
@@ -89,10 +89,13 @@ static __device__ __forceinline__ void f3_store_o(const f3_smem<T> &sm, const CU
     uint64_t *bar = sm.bar();
     const __half *src = f3_o_stage(sm, o.it_next);
     mbar_wait(&bar[F3_OFULL], o.k & 1);
-    for (int ch = 0; ch < T::CH; ch++) tma_store_3d(to, src + ch * F3_BR * 64, ch * 64, o.m0, o.bh);
-    bulk_commit();
-    bulk_wait_read<0>();
-    mbar_arrive(&bar[F3_OEMPTY]);
+    if (threadIdx.x == 0) {
+        for (int ch = 0; ch < T::CH; ch++) tma_store_3d(to, src + ch * F3_BR * 64, ch * 64, o.m0, o.bh);
+        bulk_commit();
+        bulk_wait_read<0>();
+        mbar_arrive(&bar[F3_OEMPTY]);
+    }
+    __syncwarp();
     o.k = -1;
 }
 
@@ -113,7 +116,7 @@ static __device__ __forceinline__ void f3_epilogue(const f3_rows<T> &r, const f3
 {
     uint64_t *bar = c.sm.bar();
     const int cq = threadIdx.x % 4;
-    if (!T::O_SEP) bar_sync<3, F3_CW * 128>();
+    if (!T::O_SEP) bar_sync<F3_EPILOGUE, F3_CW * 128>();
     if (k > 0) mbar_wait(&bar[F3_OEMPTY], (k - 1) & 1);
     unsigned char *o = reinterpret_cast<unsigned char *>(f3_o_stage(c.sm, c.it0 + c.n));
 #pragma unroll

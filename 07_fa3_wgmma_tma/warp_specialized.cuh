@@ -26,6 +26,10 @@
 
 enum { F3_LOOP_WS = 1, F3_LOOP_PP, F3_LOOP_OV };
 
+/* Named barriers (bar_sync / bar_arrive ids; 0 is __syncthreads): 1 and 2 are 07c's and 07d's
+ * turns (ping_pong.cuh), 3 the consumers' before 07e stages O over V, 4 and 5 the work tile's slot. */
+enum { F3_EPILOGUE = 3, F3_SLOT_FULL = 4, F3_SLOT_EMPTY = 5 };
+
 /* One work tile: 128 query rows of one head (m0, bh), its K/V plane and the K/V tiles it sees. */
 typedef struct f3_work {
     int m0, bh, kvp, n;
@@ -140,18 +144,20 @@ static __device__ __forceinline__ f3_work f3_work_of(const f3_params &p, int mb,
     return w;
 }
 
-/* The producer (one thread) walks the block's work tiles: blockIdx's one (07b-07d), or 07e's schedule
- * (persistent.cuh). For each it writes the tile into the slot the consumers read once Q is there,
- * loads Q, then K of tile j and V of tile j - 1 in turn (the order in which 07d's consumers use
- * them; 07b and 07c take them in the same order), each into the next stage of its ring once the
- * consumers have released it. When no tile is left it writes -1 into the slot and completes Q's
- * barrier without a copy. 07e: a tile's O, staged by the consumers, is stored before the first V
+/* The producer (one warp; its first lane issues the copies) walks the block's work tiles:
+ * blockIdx's one (07b-07d), or 07e's schedule (persistent.cuh). For each it writes the tile into a
+ * slot of shared memory that the consumers read (named barriers F3_SLOT_FULL and F3_SLOT_EMPTY
+ * over the 256 consumer threads and its 32), loads Q, then K of tile j and V of tile j - 1 in turn
+ * (the order in which 07d's consumers use them; 07b and 07c take them in the same order), each
+ * into the next stage of its ring once the consumers have released it. When no tile is left it
+ * writes -1 into the slot. 07e: a tile's O, staged by the consumers, is stored before the first V
  * load that would overwrite it, or at the latest once the next tile's loads are issued. */
 template <class T, bool PERSIST>
 static __device__ __forceinline__ void f3_produce(const f3_smem<T> &sm, const CUtensorMap *tq, const CUtensorMap *tk,
                                                   const CUtensorMap *tv, const CUtensorMap *to, const f3_params &p)
 {
     constexpr int S = T::STAGES;
+    const bool lead = threadIdx.x == 0;
     uint64_t *bar = sm.bar();
     const f3_ring<T> ring(bar);
     f3_pending o = {-1, 0, 0, 0};
@@ -159,29 +165,32 @@ static __device__ __forceinline__ void f3_produce(const f3_smem<T> &sm, const CU
     int t = blockIdx.x;                           /* 07e: the block's first work tile */
     for (int k = 0;; k++) {
         int mb = blockIdx.x, bh = blockIdx.y;
-        if (k > 0) mbar_wait(&bar[F3_QEMPTY], (k - 1) & 1);   /* the consumers' last S of the last tile is done */
-        if (PERSIST ? t >= p.tiles : k > 0) {
-            sm.slot()[0] = -1;
-            mbar_arrive(&bar[F3_QFULL]);
-            break;
+        const bool done = PERSIST ? t >= p.tiles : k > 0;
+        if (PERSIST && !done) f3_tile_of(p, t, &mb, &bh);
+        if (k > 0) {
+            mbar_wait(&bar[F3_QEMPTY], (k - 1) & 1);          /* the consumers' last S of the last tile is done */
+            bar_sync<F3_SLOT_EMPTY, F3_CW * 128 + 32>();       /* and they have read its slot */
         }
-        if (PERSIST) f3_tile_of(p, t, &mb, &bh);
-        sm.slot()[0] = mb;
-        sm.slot()[1] = bh;
+        if (lead) {
+            sm.slot()[0] = done ? -1 : mb;
+            sm.slot()[1] = bh;
+        }
+        bar_arrive<F3_SLOT_FULL, F3_CW * 128 + 32>();
+        if (done) break;
         const f3_work w = f3_work_of<T>(p, mb, bh);
-        f3_load_q<T>(sm, tq, &bar[F3_QFULL], w.m0, w.bh);
-        if (PERSIST) t = f3_next_tile(p, t);      /* asked for now, used at the next tile */
+        if (lead) f3_load_q<T>(sm, tq, &bar[F3_QFULL], w.m0, w.bh);
+        if (PERSIST) t = __shfl_sync(0xffffffffu, lead ? f3_next_tile(p, t) : 0, 0);   /* asked for now, used next */
         for (int j = 0; j <= w.n; j++) {
             if (j < w.n) {
                 const uint32_t i = it + j;
                 if (i >= S) mbar_wait(&ring.empty_k[i % S], (i / S - 1) & 1);
-                f3_load_kv<T>(sm.k(i % S), tk, &ring.full_k[i % S], j, w.kvp);
+                if (lead) f3_load_kv<T>(sm.k(i % S), tk, &ring.full_k[i % S], j, w.kvp);
             }
             if (j > 0) {
                 const uint32_t i = it + j - 1;
                 if (PERSIST) f3_store_before<T>(sm, to, o, i % S);
                 if (i >= S) mbar_wait(&ring.empty_v[i % S], (i / S - 1) & 1);
-                f3_load_kv<T>(sm.v(i % S), tv, &ring.full_v[i % S], j - 1, w.kvp);
+                if (lead) f3_load_kv<T>(sm.v(i % S), tv, &ring.full_v[i % S], j - 1, w.kvp);
             }
         }
         it += w.n;
@@ -192,8 +201,10 @@ static __device__ __forceinline__ void f3_produce(const f3_smem<T> &sm, const CU
     }
     if (PERSIST) {
         f3_store_o<T>(sm, to, o);
-        bulk_wait<0>();                           /* the last O is written before the block ends */
-        f3_schedule_done(p);
+        if (lead) {
+            bulk_wait<0>();                       /* the last O is written before the block ends */
+            f3_schedule_done(p);
+        }
     }
 }
 
@@ -208,9 +219,12 @@ static __device__ __forceinline__ void f3_consume(const f3_smem<T> &sm, const f3
     constexpr bool turns = LOOP == F3_LOOP_OV && T::TURNS;
     if (turns && cw == 1) bar_arrive<1, 256>();   /* 07d: consumer 1 (cw = 0) takes the first turn */
     for (int k = 0;; k++) {
+        bar_sync<F3_SLOT_FULL, F3_CW * 128 + 32>();
+        const int mb = sm.slot()[0], bh = sm.slot()[1];
+        if (mb < 0) break;                        /* no work tile left */
+        bar_arrive<F3_SLOT_EMPTY, F3_CW * 128 + 32>();
+        const f3_work wk = f3_work_of<T>(p, mb, bh);
         mbar_wait(&bar[F3_QFULL], k & 1);
-        if (sm.slot()[0] < 0) break;              /* no work tile left */
-        const f3_work wk = f3_work_of<T>(p, sm.slot()[0], sm.slot()[1]);
         f3_rows<T> r = {};
         r.m[0] = r.m[1] = -INFINITY;
         c.m0 = wk.m0;
@@ -256,7 +270,7 @@ fa3_ws_kernel(const __grid_constant__ CUtensorMap tq, const __grid_constant__ CU
 
     if (threadIdx.x < 128) {                    /* the producer */
         setmaxnreg_dec<24>();
-        if (threadIdx.x == 0) f3_produce<T, PERSIST>(sm, &tq, &tk, &tv, &to, p);
+        if (threadIdx.x < 32) f3_produce<T, PERSIST>(sm, &tq, &tk, &tv, &to, p);
     } else {                                    /* a consumer */
         setmaxnreg_inc<240>();
         f3_consume<T, BF16, LOOP, PERSIST>(sm, p, threadIdx.x / 128 - 1);
