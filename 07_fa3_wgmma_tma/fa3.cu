@@ -108,8 +108,8 @@ static __device__ __forceinline__ uint32_t pack2(float lo, float hi)
 enum { F3_QFULL = 0, F3_QEMPTY, F3_OFULL, F3_OEMPTY, F3_RING };
 
 /* Where a block's tiles live: 1024-aligned shared memory, Q, the K stages, the V stages, 07e's O
- * staging space where it has its own (O_SEP), then the mbarriers and the slot (8 bytes) in which
- * the producer of 07b-07e tells the consumers their next work tile. */
+ * staging space where it has its own (O_SEP), then the mbarriers and the slot in which the
+ * producer of 07b-07e tells the consumers their next work tile. */
 template <class T>
 struct f3_smem {
     unsigned char *base;
@@ -131,15 +131,10 @@ struct f3_smem {
 /* The copies of a block's Q tile, and of K or V tile j into stage s, each box of 64 columns; the
  * f3_load_* forms also announce the bytes on the barrier. */
 template <class T>
-static __device__ __forceinline__ void f3_copy_q(const f3_smem<T> &sm, const CUtensorMap *tq, uint64_t *bar, int m0, int bh)
-{
-    for (int ch = 0; ch < T::CH; ch++) tma_load_3d(sm.q() + ch * F3_BR * 64, tq, bar, ch * 64, m0, bh);
-}
-template <class T>
 static __device__ __forceinline__ void f3_load_q(const f3_smem<T> &sm, const CUtensorMap *tq, uint64_t *bar, int m0, int bh)
 {
     mbar_arrive_expect_tx(bar, T::q_bytes);
-    f3_copy_q<T>(sm, tq, bar, m0, bh);
+    for (int ch = 0; ch < T::CH; ch++) tma_load_3d(sm.q() + ch * F3_BR * 64, tq, bar, ch * 64, m0, bh);
 }
 template <class T>
 static __device__ __forceinline__ void f3_copy_kv(__half *dst, const CUtensorMap *map, uint64_t *bar, int j, int kvp)

@@ -27,8 +27,8 @@
 enum { F3_LOOP_WS = 1, F3_LOOP_PP, F3_LOOP_OV };
 
 /* Named barriers (bar_sync / bar_arrive ids; 0 is __syncthreads): 1 and 2 are 07c's and 07d's
- * turns (ping_pong.cuh), 3 the consumers' before 07e stages O over V. */
-enum { F3_EPILOGUE = 3 };
+ * turns (ping_pong.cuh), 3 the consumers' before 07e stages O over V, 4 and 5 the work tile's slot. */
+enum { F3_EPILOGUE = 3, F3_SLOT_FULL = 4, F3_SLOT_EMPTY = 5 };
 
 /* One work tile: 128 query rows of one head (m0, bh), its K/V plane and the K/V tiles it sees. */
 typedef struct f3_work {
@@ -146,11 +146,11 @@ static __device__ __forceinline__ f3_work f3_work_of(const f3_params &p, int mb,
 
 /* The producer (one warp; its first lane issues the copies) walks the block's work tiles:
  * blockIdx's one (07b-07d), or 07e's schedule (persistent.cuh). For each it writes the tile into a
- * slot of shared memory with an asynchronous store that completes on Q's barrier, as Q's copy does
- * (the consumers read it once Q is there), then K of tile j and V of tile j - 1 in turn (the order
- * in which 07d's consumers use them; 07b and 07c take them in the same order), each into the next
- * stage of its ring once the consumers have released it. When no tile is left it writes -1 into
- * the slot. 07e: a tile's O, staged by the consumers, is stored before the first V
+ * slot of shared memory that the consumers read (named barriers F3_SLOT_FULL and F3_SLOT_EMPTY
+ * over the 256 consumer threads and its 32), loads Q, then K of tile j and V of tile j - 1 in turn
+ * (the order in which 07d's consumers use them; 07b and 07c take them in the same order), each
+ * into the next stage of its ring once the consumers have released it. When no tile is left it
+ * writes -1 into the slot. 07e: a tile's O, staged by the consumers, is stored before the first V
  * load that would overwrite it, or at the latest once the next tile's loads are issued. */
 template <class T, bool PERSIST>
 static __device__ __forceinline__ void f3_produce(const f3_smem<T> &sm, const CUtensorMap *tq, const CUtensorMap *tk,
@@ -167,14 +167,18 @@ static __device__ __forceinline__ void f3_produce(const f3_smem<T> &sm, const CU
         int mb = blockIdx.x, bh = blockIdx.y;
         const bool done = PERSIST ? t >= p.tiles : k > 0;
         if (PERSIST && !done) f3_tile_of(p, t, &mb, &bh);
-        if (k > 0) mbar_wait(&bar[F3_QEMPTY], (k - 1) & 1);   /* the consumers' last S of the last tile is done */
-        if (lead) {                                            /* the tile (or -1), and its Q, on Q's barrier */
-            mbar_arrive_expect_tx(&bar[F3_QFULL], (done ? 0 : T::q_bytes) + 8);
-            st_async_v2(sm.slot(), done ? -1 : mb, bh, &bar[F3_QFULL]);
-            if (!done) f3_copy_q<T>(sm, tq, &bar[F3_QFULL], mb * F3_BR, bh);
+        if (k > 0) {
+            mbar_wait(&bar[F3_QEMPTY], (k - 1) & 1);          /* the consumers' last S of the last tile is done */
+            bar_sync<F3_SLOT_EMPTY, F3_CW * 128 + 32>();       /* and they have read its slot */
         }
+        if (lead) {
+            sm.slot()[0] = done ? -1 : mb;
+            sm.slot()[1] = bh;
+        }
+        bar_arrive<F3_SLOT_FULL, F3_CW * 128 + 32>();
         if (done) break;
         const f3_work w = f3_work_of<T>(p, mb, bh);
+        if (lead) f3_load_q<T>(sm, tq, &bar[F3_QFULL], w.m0, w.bh);
         if (PERSIST) t = __shfl_sync(0xffffffffu, lead ? f3_next_tile(p, t) : 0, 0);   /* asked for now, used next */
         for (int j = 0; j <= w.n; j++) {
             if (j < w.n) {
@@ -215,10 +219,12 @@ static __device__ __forceinline__ void f3_consume(const f3_smem<T> &sm, const f3
     constexpr bool turns = LOOP == F3_LOOP_OV && T::TURNS;
     if (turns && cw == 1) bar_arrive<1, 256>();   /* 07d: consumer 1 (cw = 0) takes the first turn */
     for (int k = 0;; k++) {
-        mbar_wait(&bar[F3_QFULL], k & 1);
+        bar_sync<F3_SLOT_FULL, F3_CW * 128 + 32>();
         const int mb = sm.slot()[0], bh = sm.slot()[1];
         if (mb < 0) break;                        /* no work tile left */
+        bar_arrive<F3_SLOT_EMPTY, F3_CW * 128 + 32>();
         const f3_work wk = f3_work_of<T>(p, mb, bh);
+        mbar_wait(&bar[F3_QFULL], k & 1);
         f3_rows<T> r = {};
         r.m[0] = r.m[1] = -INFINITY;
         c.m0 = wk.m0;

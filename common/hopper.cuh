@@ -75,15 +75,6 @@ static __device__ __forceinline__ void tma_load_3d(void *dst, const void *map, u
                  :: "r"(smem_addr(dst)), "l"(map), "r"(smem_addr(bar)), "r"(c0), "r"(c1), "r"(c2) : "memory");
 }
 
-/* Two 32-bit values stored into shared memory at dst (8-byte aligned) by the asynchronous proxy,
- * counted as 8 bytes of transactions on bar as a TMA copy is: a thread that has waited on the
- * barrier's phase sees them. */
-static __device__ __forceinline__ void st_async_v2(void *dst, int a, int b, uint64_t *bar)
-{
-    asm volatile("st.async.shared::cluster.mbarrier::complete_tx::bytes.v2.s32 [%0], {%1, %2}, [%3];"
-                 :: "r"(smem_addr(dst)), "r"(a), "r"(b), "r"(smem_addr(bar)) : "memory");
-}
-
 /* The box at (c0, c1, c2) of a 3-D tensor map written from shared memory at src; parts of the box
  * outside the tensor are not written. Copies are grouped per thread (bulk_commit) and waited for
  * (bulk_wait_read: until their shared memory has been read and may be reused; bulk_wait: until the
