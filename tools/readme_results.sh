@@ -33,6 +33,9 @@
 #               with the column col= (default tflops) of each row; shape=prefill: the table's
 #               prefill shape only
 #   fa3-first   that table for results/lab/<gpu>-fa3-first.csv: 05c, rung 07's variants, the peers
+#   best        any CSV of the results (csv=PATH): per shape, the fastest of ids=a,b,... against
+#               ref= (default torch-cudnn), TFLOP/s and the ratio; then on how
+#               many shapes the ratio is at least 1.00 and at least 0.95, and the lowest
 #   models      results/<gpu>-models.csv (lab/gpu_run.sh models, the shapes of sweeps/models.txt): a
 #               table per prefill shape (TFLOP/s) and per decode shape of decode=16x4096,1x32768 (B x M,
 #               GB/s), a row per model (the rows' model= label, in the sweep file's order), a column per
@@ -401,6 +404,39 @@ EOF
 )" "$csv"
 }
 
+gen_best() {  # gen_best CSV IDS REF
+  local csv=$1 ids=$2 ref=$3
+  if [ ! -f "$csv" ]; then why="no $csv"; return 1; fi
+  awk -v IDS="$ids" -v REF="$ref" -v CSV="$csv" "$AWK_CSV"$'\n'"$(cat <<'EOF'
+$1 !~ /^ceiling-/ && ok() {
+  k = f("B") "|" f("Hq") "|" f("Hkv") "|" f("N") "|" f("M") "|" f("d") "|" f("causal") "|" f("dtype")
+  if (!(k in SEEN)) { SEEN[k] = 1; ORD[++ns] = k }
+  T[k, $1] = f("tflops"); CM[$1] = f("commit")
+}
+END {
+  nr = split(IDS, R, ","); cm = ""
+  for (i = 1; i <= nr; i++) if (R[i] in CM && index(cm, CM[R[i]]) == 0) cm = cm (cm == "" ? "" : ", ") CM[R[i]]
+  if (REF in CM && index(cm, CM[REF]) == 0) cm = cm ", " CM[REF]
+  printf "%s, %s %s; per shape the fastest of %s against %s (TFLOP/s):\n\n", CSV, \
+    index(cm, ",") ? "rows from the runs at commits" : "one run, commit", cm, IDS, REF
+  printf "| B | Hq | Hkv | N | M | d | causal | dtype | fastest | TFLOP/s | %s | ratio |\n|---|---|---|---|---|---|---|---|---|---|---|---|\n", REF
+  n = 0; n1 = 0; n95 = 0; lo = 1e9
+  for (j = 1; j <= ns; j++) {
+    k = ORD[j]; b = ""; bt = 0
+    for (i = 1; i <= nr; i++) if ((k, R[i]) in T && T[k, R[i]] + 0 > bt) { bt = T[k, R[i]] + 0; b = R[i] }
+    if (b == "" || !((k, REF) in T)) continue
+    r = bt / T[k, REF]; n++; if (r >= 1) n1++; if (r >= 0.95) n95++; if (r < lo) { lo = r; lk = k }
+    split(k, a, "|")
+    printf "| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %.3f |\n", a[1], a[2], a[3], a[4], a[5], a[6], a[7], a[8], b, sig(bt, 3), sig(T[k, REF], 3), r
+  }
+  split(lk, a, "|")
+  printf "\nAt least 1.00x on %d of %d shapes, at least 0.95x on %d; the lowest %.3f (B = %s, N = %s, d = %s, %s, %s).\n", \
+    n1, n, n95, lo, a[1], a[4], a[6], a[7] == 1 ? "causal" : "not causal", a[8]
+}
+EOF
+)" "$csv"
+}
+
 gen_report_row() {
   local gpu=$1 rung=$2 pre=$RES/$1-prefill.csv
   if [ ! -f "$pre" ]; then why="no $pre"; return 1; fi
@@ -611,6 +647,7 @@ generate() {  # generate SPEC > text: SPEC is "NAME key=value ..."
     ab06)       gen_ab06 "$gpu" ;;
     table)      gen_table "$(arg "$spec" csv "")" "$(arg "$spec" ids "")" "$(arg "$spec" col tflops)" "$(arg "$spec" shape "")" ;;
     fa3-first)  gen_table "$RES/lab/$gpu-fa3-first.csv" 05c,07a,07b,07c,torch-flash,torch-cudnn tflops ;;
+    best)       gen_best "$(arg "$spec" csv "")" "$(arg "$spec" ids "")" "$(arg "$spec" ref torch-cudnn)" ;;
     decode)     gen_decode "$gpu" "$(arg "$spec" rungs 06a,06b,06c)" ;;
     models)     gen_models "$gpu" "$(arg "$spec" decode 16x4096,1x32768)" ;;
     *)          why="unknown block name '$name'"; return 1 ;;
