@@ -82,15 +82,6 @@ $(BUILD)/obj/%.o: %.cu
 
 $(BUILD)/obj/07_%.o: NVFLAGS = $(NVBASE) $(ARCH_90A)
 
-# Rung 07 (sm_90a alone, above). Its build prints lines "ptxas info : (C7519) warpgroup.arrive is
-# injected in around line N by compiler to allow use of registers in GMMA": information, not an
-# error. Registers that one wgmma reads are touched while another wgmma is in flight, so ptxas adds
-# a warpgroup.arrive (a fence) there; 07_fa3_wgmma_tma/README.md (07d, "What it costs") says where.
-$(BUILD)/obj/07_%.o: 07_%.cu
-	@mkdir -p $(dir $@)
-	@echo "note: the 'ptxas info : (C7519) warpgroup.arrive is injected' lines of rung 07 are information, not errors (Makefile, above this rule)"
-	$(NVCC) $(NVFLAGS) -c $< -o $@
-
 # --- one binary per rung: its own .cu/.c files + the driver + common ----------------------
 define rung_rule
 $(BUILD)/bin/$(1): $(patsubst %.cu,$(BUILD)/obj/%.o,$(wildcard $(1)/*.cu)) \

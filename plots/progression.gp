@@ -7,7 +7,7 @@
 load "plots/common.gp"
 TITLE = DEVICE . ": each rung's speedup over rung 00 (the cuBLAS baseline)"
 eval start(1500, 820)
-sel(p) = p == 1 ? column("d") == 128 && column("N") == 4096 && column("causal") == 0 : column("B") == 8 && column("M") == 16384
+sel(p) = (p == 1 ? column("d") == 128 && column("N") == 4096 && column("causal") == 0 : column("B") == 8 && column("M") == 16384) && strcol("dtype") eq "f16"
 SWEEP = "prefill decode"; RATE = "tflops gbps"; UNIT = "TFLOP/s GB/s"
 ceilname(p) = p == 1 ? "cuBLAS GEMM ceiling" : "copy ceiling"
 RUNGS = ""; do for [w in IDS] { if (!is_peer(w)) { RUNGS = RUNGS . " " . w } }

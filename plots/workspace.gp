@@ -7,7 +7,7 @@ F = prefill; eval meta(F)
 TITLE = DEVICE . ": workspace (device memory beyond inputs and outputs), prefill d = 128, non-causal"
 HEIGHT = 700; NP = 2; NR = 1; NC = 2; XCOL = "N"
 ptitle(p) = p == 1 ? sprintf("the whole batch (B·N = %d tokens)", TOKENS) : "per sequence (÷ B): S, P ∝ N², l, m ∝ N"
-sel(p) = column("d") == 128 && column("causal") == 0 && !is_peer(strcol(1))      # peers report none
+sel(p) = column("d") == 128 && column("causal") == 0 && !is_peer(strcol(1)) && strcol("dtype") eq "f16"      # peers report none
 per(p) = p == 1 ? 1 : column("B")
 yv(p) = column("workspace_bytes") / per(p)
 io(p) = ((2 * column("Hq") * column("N") + 2 * column("Hkv") * column("M")) * column("d") * 2 + \
