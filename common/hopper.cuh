@@ -1,8 +1,10 @@
 /* Thin wrappers over the Hopper (sm_90a) PTX instructions rung 07 is built from, each once:
  * mbarriers (arrival counts and transaction bytes), the tensor-memory accelerator (TMA: one
- * thread copies a box of a tensor into shared memory, completing on an mbarrier), the proxy fence,
- * wgmma (a warpgroup of 4 warps multiplies 64 x N x 16 asynchronously, B -- and A, or A from
- * registers -- read from shared memory through 64-bit descriptors) and setmaxnreg.
+ * thread copies a box of a tensor into shared memory, completing on an mbarrier, or from shared
+ * memory out, in bulk groups it waits for), named barriers, the proxy fence, wgmma (a warpgroup of
+ * 4 warps multiplies 64 x N x 16 asynchronously, B -- and A, or A from registers -- read from
+ * shared memory through 64-bit descriptors; any N that is a multiple of 16 up to 256) and
+ * setmaxnreg.
  *
  * Shared-memory tiles here are what TMA writes with CU_TENSOR_MAP_SWIZZLE_128B: a tile of R rows
  * of 64 halves (128 bytes) whose 16-byte chunks are permuted by XOR with (row % 8), 1024-byte
