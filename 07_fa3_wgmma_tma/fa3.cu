@@ -103,9 +103,10 @@ static __device__ __forceinline__ uint32_t pack2(float lo, float hi)
 }
 
 /* The mbarriers of a block, by place: Q full (TMA) and empty (07e: the consumers are done with it),
- * O full and empty (07e: the staged O is written / has left), then per stage K full, V full, K
- * empty, V empty (07a: one full barrier per stage for K and V, the K slot). */
-enum { F3_QFULL = 0, F3_QEMPTY, F3_OFULL, F3_OEMPTY, F3_RING };
+ * O full and empty (07e: the staged O is written / has left), the work-tile slot full and empty
+ * (07b-07e), then per stage K full, V full, K empty, V empty (07a: one full barrier per stage for
+ * K and V, the K slot). */
+enum { F3_QFULL = 0, F3_QEMPTY, F3_OFULL, F3_OEMPTY, F3_SFULL, F3_SEMPTY, F3_RING };
 
 /* Where a block's tiles live: 1024-aligned shared memory, Q, the K stages, the V stages, 07e's O
  * staging space where it has its own (O_SEP), then the mbarriers and the slot in which the
@@ -194,8 +195,21 @@ static __device__ __forceinline__ void f3_rescale(f3_rows<T> &r, const float (&a
     }
 }
 
-template <class T, bool DEFER = false>
-static __device__ __forceinline__ void f3_softmax(f3_rows<T> &r, float (&s)[T::BC / 2], int key0, int row0, int m0,
+/* The softmax of a step: FlashAttention-3's (07a-07e: O rescaled on every tile, every exponential on
+ * the special-function unit), 07f's (O rescaled only when a row's max has grown by more than
+ * 2^F3_LAZY: lazy_rescale.cuh) and 07g's (07f + some of the exponentials as a polynomial on the FMA
+ * units: poly_exp2.cuh). */
+enum { F3_SOFT_FA3, F3_SOFT_LAZY, F3_SOFT_POLY };
+
+static __device__ __forceinline__ bool f3_lazy_keep(const float (&m_old)[2], const float (&m_new)[2]);
+template <class T>
+static __device__ __forceinline__ constexpr bool f3_poly_at(int blk);
+static __device__ __forceinline__ float f3_exp2_poly(float x);
+
+/* Returns whether O must be rescaled by alpha (always, but in 07f and 07g; the same for the whole
+ * warp). A row that has seen no key yet keeps m = -inf; its exponentials are taken against 0. */
+template <class T, int SOFT = F3_SOFT_FA3, bool DEFER = false>
+static __device__ __forceinline__ bool f3_softmax(f3_rows<T> &r, float (&s)[T::BC / 2], int key0, int row0, int m0,
                                                   const f3_params &p, float (&alpha)[2])
 {
     constexpr int BC = T::BC, SN = BC / 2;
@@ -207,6 +221,7 @@ static __device__ __forceinline__ void f3_softmax(f3_rows<T> &r, float (&s)[T::B
             if (key >= p.M || (p.causal && key > row + p.M - p.N)) s[i] = -INFINITY;
         }
     }
+    float m_new[2];
 #pragma unroll
     for (int hi = 0; hi < 2; hi++) {
         float mx = -INFINITY;
@@ -214,22 +229,31 @@ static __device__ __forceinline__ void f3_softmax(f3_rows<T> &r, float (&s)[T::B
         for (int i = 0; i < SN; i += 4) mx = fmaxf(mx, fmaxf(s[i + 2 * hi], s[i + 2 * hi + 1]));
         mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 1));
         mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 2));
-        const float m_new = fmaxf(r.m[hi], mx * p.scale_log2);
-        const float m_use = m_new == -INFINITY ? 0.0f : m_new;
-        alpha[hi] = fast_exp2(r.m[hi] - m_use);
-        r.m[hi] = m_new;
+        m_new[hi] = fmaxf(r.m[hi], mx * p.scale_log2);
+    }
+    const bool keep = SOFT != F3_SOFT_FA3 && f3_lazy_keep(r.m, m_new);   /* the old maxima stay */
+#pragma unroll
+    for (int hi = 0; hi < 2; hi++) {
+        if (!keep) {
+            const float m_use = m_new[hi] == -INFINITY ? 0.0f : m_new[hi];
+            alpha[hi] = fast_exp2(r.m[hi] - m_use);
+            r.m[hi] = m_new[hi];
+        }
+        const float m_use = r.m[hi] == -INFINITY ? 0.0f : r.m[hi];
         float sum = 0.0f;
 #pragma unroll
         for (int i = 0; i < SN; i += 4)
 #pragma unroll
             for (int e = 0; e < 2; e++) {
-                const float pe = fast_exp2(fmaf(s[i + 2 * hi + e], p.scale_log2, -m_use));
+                const float x = fmaf(s[i + 2 * hi + e], p.scale_log2, -m_use);
+                const float pe = SOFT == F3_SOFT_POLY && f3_poly_at<T>(i / 4) ? f3_exp2_poly(x) : fast_exp2(x);
                 s[i + 2 * hi + e] = pe;
                 sum += pe;
             }
-        r.l[hi] = r.l[hi] * alpha[hi] + sum;
+        r.l[hi] = keep ? r.l[hi] + sum : r.l[hi] * alpha[hi] + sum;
     }
-    if constexpr (!DEFER) f3_rescale(r, alpha);
+    if (!DEFER && !keep) f3_rescale(r, alpha);
+    return !keep;
 }
 
 template <class T, bool BF16>
@@ -276,7 +300,7 @@ static __device__ __forceinline__ void f3_product_pv(f3_rows<T> &r, const uint32
 /* A row's LSE (natural log) from its m (log2 units, scale included) and l; -inf where it saw no key. */
 static __device__ __forceinline__ float f3_lse(float m, float l)
 {
-    return l > 0.0f ? (m + log2f(l)) * LN2 : -INFINITY;
+    return m != -INFINITY ? (m + log2f(l)) * LN2 : -INFINITY;
 }
 
 /* The rows' l across their quads; row0's O / l and LSE written directly from the registers (07a to
@@ -292,7 +316,7 @@ static __device__ __forceinline__ void f3_store(const f3_rows<T> &r, int row0, i
         l += __shfl_xor_sync(0xffffffffu, l, 2);
         const int row = row0 + hi * 8;
         if (row >= p.N) continue;
-        const float inv = l > 0.0f ? 1.0f / l : 0.0f;
+        const float inv = r.m[hi] != -INFINITY ? 1.0f / l : 0.0f;
         uint32_t *orow = reinterpret_cast<uint32_t *>(p.o) + ((size_t)bh * p.N + row) * p.d / 2;   /* two elements */
 #pragma unroll
         for (int i = 0; i < T::DV / 2; i += 4) {
@@ -371,6 +395,8 @@ fa3_kernel(const __grid_constant__ CUtensorMap tq, const __grid_constant__ CUten
 #include "ping_pong.cuh"
 #include "intra_overlap.cuh"
 #include "persistent.cuh"
+#include "lazy_rescale.cuh"
+#include "poly_exp2.cuh"
 
 /* ---- host ---------------------------------------------------------------------------------- */
 
@@ -382,7 +408,7 @@ typedef struct f3_variant {
     int bc, threads, dk;
 } f3_variant;
 
-enum { F3_07A, F3_07B, F3_07C, F3_07D, F3_07E };
+enum { F3_07A, F3_07B, F3_07C, F3_07D, F3_07E, F3_07F, F3_07G };
 
 /* The kernel of a variant for a tile and storage type. */
 template <class T, bool BF16>
@@ -390,10 +416,12 @@ static f3_kernel_fn f3_kernel_of(int var)
 {
     switch (var) {
     case F3_07A: return fa3_kernel<T, BF16>;
-    case F3_07B: return fa3_ws_kernel<T, BF16, F3_LOOP_WS, false>;
-    case F3_07C: return fa3_ws_kernel<T, BF16, F3_LOOP_PP, false>;
-    case F3_07D: return fa3_ws_kernel<T, BF16, F3_LOOP_OV, false>;
-    default:     return fa3_ws_kernel<T, BF16, F3_LOOP_OV, true>;
+    case F3_07B: return fa3_ws_kernel<T, BF16, F3_LOOP_WS, false, F3_SOFT_FA3>;
+    case F3_07C: return fa3_ws_kernel<T, BF16, F3_LOOP_PP, false, F3_SOFT_FA3>;
+    case F3_07D: return fa3_ws_kernel<T, BF16, F3_LOOP_OV, false, F3_SOFT_FA3>;
+    case F3_07E: return fa3_ws_kernel<T, BF16, F3_LOOP_OV, true, F3_SOFT_FA3>;
+    case F3_07F: return fa3_ws_kernel<T, BF16, F3_LOOP_OV, true, F3_SOFT_LAZY>;
+    default:     return fa3_ws_kernel<T, BF16, F3_LOOP_OV, true, F3_SOFT_POLY>;
     }
 }
 
@@ -491,7 +519,7 @@ static const char *f3_run(const attn_args *a, cudaStream_t st, int var)
     const f3_params p = {a->o, a->lse, s->Hq, s->Hkv, s->N, s->M, s->causal, s->d, s->scale * LOG2E,
                          n_mblocks, n_bh, n_mblocks * n_bh, f3_section(s), (int *)a->workspace};
     dim3 grid(n_mblocks, n_bh);
-    if (var == F3_07E) {
+    if (var >= F3_07E) {
         static const void *zeroed;             /* 07e's two counters start at 0, and each launch leaves them so */
         if (a->workspace != zeroed) {
             RUNG_CUDA(cudaMemsetAsync(a->workspace, 0, 2 * sizeof(int), st));
@@ -509,6 +537,8 @@ static const char *run_07b(const attn_args *a, cudaStream_t st) { return f3_run(
 static const char *run_07c(const attn_args *a, cudaStream_t st) { return f3_run(a, st, F3_07C); }
 static const char *run_07d(const attn_args *a, cudaStream_t st) { return f3_run(a, st, F3_07D); }
 static const char *run_07e(const attn_args *a, cudaStream_t st) { return f3_run(a, st, F3_07E); }
+static const char *run_07f(const attn_args *a, cudaStream_t st) { return f3_run(a, st, F3_07F); }
+static const char *run_07g(const attn_args *a, cudaStream_t st) { return f3_run(a, st, F3_07G); }
 
 /* The tile a shape ran in, for the CSV's extra field. */
 static void f3_describe(const attn_shape *s, const attn_env *env, char *buf, size_t len)
@@ -554,4 +584,19 @@ static const rung rung_07e = {
     f3_unsupported, f3_workspace_07e, run_07e, f3_describe,
 };
 
-extern "C" const rung *const rung_variants[] = {&rung_07a, &rung_07b, &rung_07c, &rung_07d, &rung_07e, NULL};
+static const rung rung_07f = {
+    "07f", "fa3: lazy rescale",
+    "07e + O is rescaled only when a row's max has grown by more than 2^8 since the max its "
+    "exponentials use (FlashAttention-4): the decision per warp, so it does not diverge",
+    f3_unsupported, f3_workspace_07e, run_07f, f3_describe,
+};
+
+static const rung rung_07g = {
+    "07g", "fa3: exp2 on the FMA units",
+    "07f + a quarter of the exponentials as a cubic on the FMA units instead of the special-function "
+    "unit (FlashAttention-4), which at d = 64 is as busy as the tensor cores",
+    f3_unsupported, f3_workspace_07e, run_07g, f3_describe,
+};
+
+extern "C" const rung *const rung_variants[] = {&rung_07a, &rung_07b, &rung_07c, &rung_07d, &rung_07e,
+                                                 &rung_07f, &rung_07g, NULL};

@@ -18,11 +18,12 @@
  * of S and of P V instead of after the wait, where it would sit between two products.
  *
  * The V of tile j - 1 is released once its P V is done. Producer and skeleton as in 07b
- * (warp_specialized.cuh); 07e runs this loop in its persistent skeleton (persistent.cuh).
+ * (warp_specialized.cuh); 07e runs this loop in its persistent skeleton (persistent.cuh), and 07f
+ * and 07g with their softmax (SOFT; the rescale is skipped where f3_softmax kept the maxima).
  *
  * Compiled into fa3.cu's translation unit (it uses that file's pieces of a tile step). */
 
-template <class T, bool BF16>
+template <class T, bool BF16, int SOFT>
 static __device__ __forceinline__ void f3_loop_ov(f3_rows<T> &r, const f3_cons<T> &c, const f3_params &p)
 {
     constexpr bool TURNS = T::TURNS, EARLY = !TURNS;   /* EARLY: O rescaled between the two issues */
@@ -33,7 +34,7 @@ static __device__ __forceinline__ void f3_loop_ov(f3_rows<T> &r, const f3_cons<T
     f3_product_s<T, BF16>(s, c.q, f3_k_addr(c, i));
     f3_release<T>(c.ring.empty_k, i);
     if (c.n == 1) f3_q_done(c);
-    f3_softmax<T, true>(r, s, 0, c.row0, c.m0, p, alpha);   /* O is still zero: its factor is not needed */
+    bool scale = f3_softmax<T, SOFT, true>(r, s, 0, c.row0, c.m0, p, alpha);   /* O is still zero */
     f3_pack<T, BF16>(s, pa);
     for (int j = 1; j < c.n; j++) {
         i = c.it0 + j;
@@ -42,7 +43,7 @@ static __device__ __forceinline__ void f3_loop_ov(f3_rows<T> &r, const f3_cons<T
         wgmma_fence();
         f3_issue_s<T, BF16>(s, c.q, f3_k_addr(c, i));
         wgmma_commit();
-        if (EARLY) f3_rescale(r, alpha);          /* by tile j - 1's factor, before its P V adds in */
+        if (EARLY && scale) f3_rescale(r, alpha); /* by tile j - 1's factor, before its P V adds in */
         f3_wait<T>(c.ring.full_v, i - 1);
         f3_fence_o(r);
         wgmma_fence();
@@ -53,15 +54,15 @@ static __device__ __forceinline__ void f3_loop_ov(f3_rows<T> &r, const f3_cons<T
         wgmma_fence_regs(s);
         f3_release<T>(c.ring.empty_k, i);
         if (j == c.n - 1) f3_q_done(c);
-        f3_softmax<T, true>(r, s, j * T::BC, c.row0, c.m0, p, alpha);
+        scale = f3_softmax<T, SOFT, true>(r, s, j * T::BC, c.row0, c.m0, p, alpha);
         wgmma_wait<0>();
         f3_fence_o(r);
         f3_release<T>(c.ring.empty_v, i - 1);
         f3_pack<T, BF16>(s, pa);
-        if (!EARLY) f3_rescale(r, alpha);
+        if (!EARLY && scale) f3_rescale(r, alpha);
     }
     i = c.it0 + c.n - 1;
-    if (EARLY) f3_rescale(r, alpha);
+    if (EARLY && scale) f3_rescale(r, alpha);
     f3_wait<T>(c.ring.full_v, i);
     f3_product_pv<T, BF16>(r, pa, f3_v_addr(c, i));
     f3_release<T>(c.ring.empty_v, i);

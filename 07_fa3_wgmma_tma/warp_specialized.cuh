@@ -27,8 +27,8 @@
 enum { F3_LOOP_WS = 1, F3_LOOP_PP, F3_LOOP_OV };
 
 /* Named barriers (bar_sync / bar_arrive ids; 0 is __syncthreads): 1 and 2 are 07c's and 07d's
- * turns (ping_pong.cuh), 3 the consumers' before 07e stages O over V, 4 and 5 the work tile's slot. */
-enum { F3_EPILOGUE = 3, F3_SLOT_FULL = 4, F3_SLOT_EMPTY = 5 };
+ * turns (ping_pong.cuh), 3 the consumers' before 07e stages O over V. */
+enum { F3_EPILOGUE = 3 };
 
 /* One work tile: 128 query rows of one head (m0, bh), its K/V plane and the K/V tiles it sees. */
 typedef struct f3_work {
@@ -118,7 +118,7 @@ static __device__ __forceinline__ void f3_loop_ws(f3_rows<T> &r, const f3_cons<T
 /* The later steps' loops and 07e's pieces, defined in the files that teach them. */
 template <class T, bool BF16>
 static __device__ __forceinline__ void f3_loop_pp(f3_rows<T> &r, const f3_cons<T> &c, const f3_params &p);
-template <class T, bool BF16>
+template <class T, bool BF16, int SOFT>
 static __device__ __forceinline__ void f3_loop_ov(f3_rows<T> &r, const f3_cons<T> &c, const f3_params &p);
 template <class T, bool BF16>
 static __device__ __forceinline__ void f3_epilogue(const f3_rows<T> &r, const f3_cons<T> &c, const f3_params &p, int k);
@@ -146,8 +146,9 @@ static __device__ __forceinline__ f3_work f3_work_of(const f3_params &p, int mb,
 
 /* The producer (one warp; its first lane issues the copies) walks the block's work tiles:
  * blockIdx's one (07b-07d), or 07e's schedule (persistent.cuh). For each it writes the tile into a
- * slot of shared memory that the consumers read (named barriers F3_SLOT_FULL and F3_SLOT_EMPTY
- * over the 256 consumer threads and its 32), loads Q, then K of tile j and V of tile j - 1 in turn
+ * slot of shared memory that the consumers read (mbarrier F3_SFULL: its lane 0 arrives once it has
+ * written; F3_SEMPTY: each of the 256 consumer threads arrives once it has read, so every read is
+ * ordered before the next write, thread by thread), loads Q, then K of tile j and V of tile j - 1 in turn
  * (the order in which 07d's consumers use them; 07b and 07c take them in the same order), each
  * into the next stage of its ring once the consumers have released it. When no tile is left it
  * writes -1 into the slot. 07e: a tile's O, staged by the consumers, is stored before the first V
@@ -169,13 +170,13 @@ static __device__ __forceinline__ void f3_produce(const f3_smem<T> &sm, const CU
         if (PERSIST && !done) f3_tile_of(p, t, &mb, &bh);
         if (k > 0) {
             mbar_wait(&bar[F3_QEMPTY], (k - 1) & 1);          /* the consumers' last S of the last tile is done */
-            bar_sync<F3_SLOT_EMPTY, F3_CW * 128 + 32>();       /* and they have read its slot */
+            mbar_wait(&bar[F3_SEMPTY], (k - 1) & 1);          /* and they have read its slot */
         }
         if (lead) {
             sm.slot()[0] = done ? -1 : mb;
             sm.slot()[1] = bh;
+            mbar_arrive(&bar[F3_SFULL]);
         }
-        bar_arrive<F3_SLOT_FULL, F3_CW * 128 + 32>();
         if (done) break;
         const f3_work w = f3_work_of<T>(p, mb, bh);
         if (lead) f3_load_q<T>(sm, tq, &bar[F3_QFULL], w.m0, w.bh);
@@ -210,7 +211,7 @@ static __device__ __forceinline__ void f3_produce(const f3_smem<T> &sm, const CU
 
 /* A consumer warpgroup: per work tile, wait for Q and read which tile it is; fresh O, m and l; the
  * step's loop over the K/V tiles; O and LSE out (07e: O staged for the producer's TMA store). */
-template <class T, bool BF16, int LOOP, bool PERSIST>
+template <class T, bool BF16, int LOOP, bool PERSIST, int SOFT>
 static __device__ __forceinline__ void f3_consume(const f3_smem<T> &sm, const f3_params &p, int cw)
 {
     uint64_t *bar = sm.bar();
@@ -219,10 +220,10 @@ static __device__ __forceinline__ void f3_consume(const f3_smem<T> &sm, const f3
     constexpr bool turns = LOOP == F3_LOOP_OV && T::TURNS;
     if (turns && cw == 1) bar_arrive<1, 256>();   /* 07d: consumer 1 (cw = 0) takes the first turn */
     for (int k = 0;; k++) {
-        bar_sync<F3_SLOT_FULL, F3_CW * 128 + 32>();
+        mbar_wait(&bar[F3_SFULL], k & 1);
         const int mb = sm.slot()[0], bh = sm.slot()[1];
         if (mb < 0) break;                        /* no work tile left */
-        bar_arrive<F3_SLOT_EMPTY, F3_CW * 128 + 32>();
+        mbar_arrive(&bar[F3_SEMPTY]);
         const f3_work wk = f3_work_of<T>(p, mb, bh);
         mbar_wait(&bar[F3_QFULL], k & 1);
         f3_rows<T> r = {};
@@ -234,7 +235,7 @@ static __device__ __forceinline__ void f3_consume(const f3_smem<T> &sm, const f3
         if (wk.n == 0) f3_q_done(c);
         else if constexpr (LOOP == F3_LOOP_WS) f3_loop_ws<T, BF16>(r, c, p);
         else if constexpr (LOOP == F3_LOOP_PP) f3_loop_pp<T, BF16>(r, c, p);
-        else f3_loop_ov<T, BF16>(r, c, p);
+        else f3_loop_ov<T, BF16, SOFT>(r, c, p);
         if constexpr (PERSIST) f3_epilogue<T, BF16>(r, c, p, k);
         else f3_store<T, BF16>(r, c.row0, wk.bh, p);
         c.it0 += wk.n;
@@ -242,7 +243,7 @@ static __device__ __forceinline__ void f3_consume(const f3_smem<T> &sm, const f3
     if (turns && cw == 0) bar_sync<1, 256>();      /* the last turn passed to it: every arrival is waited for */
 }
 
-template <class T, bool BF16, int LOOP, bool PERSIST>
+template <class T, bool BF16, int LOOP, bool PERSIST, int SOFT>
 __global__ void __launch_bounds__(F3_WS_THREADS, 1)
 fa3_ws_kernel(const __grid_constant__ CUtensorMap tq, const __grid_constant__ CUtensorMap tk,
               const __grid_constant__ CUtensorMap tv, const __grid_constant__ CUtensorMap to, f3_params p)
@@ -258,6 +259,8 @@ fa3_ws_kernel(const __grid_constant__ CUtensorMap tq, const __grid_constant__ CU
         mbar_init(&bar[F3_QEMPTY], F3_CW);        /* one arrival per consumer warpgroup */
         mbar_init(&bar[F3_OFULL], F3_CW * 128);   /* every consumer thread, after its part of O */
         mbar_init(&bar[F3_OEMPTY], 1);
+        mbar_init(&bar[F3_SFULL], 1);
+        mbar_init(&bar[F3_SEMPTY], F3_CW * 128);  /* every consumer thread, after reading the slot */
         for (int s = 0; s < T::STAGES; s++) {
             mbar_init(&ring.full_k[s], 1);
             mbar_init(&ring.full_v[s], 1);
@@ -273,6 +276,6 @@ fa3_ws_kernel(const __grid_constant__ CUtensorMap tq, const __grid_constant__ CU
         if (threadIdx.x < 32) f3_produce<T, PERSIST>(sm, &tq, &tk, &tv, &to, p);
     } else {                                    /* a consumer */
         setmaxnreg_inc<240>();
-        f3_consume<T, BF16, LOOP, PERSIST>(sm, p, threadIdx.x / 128 - 1);
+        f3_consume<T, BF16, LOOP, PERSIST, SOFT>(sm, p, threadIdx.x / 128 - 1);
     }
 }

@@ -2,8 +2,9 @@
 # Rung 07 on the GPU machine, quick, on binaries built here and carried (build/bin, and the other
 # tree's rung 07 as build/bin-old/07_old): every variant on the GPU matrix, each under a time limit
 # (a barrier phase that never completes hangs a kernel rather than failing it), then the other
-# tree's variants (OLD_VARIANTS, rows renamed <id>-old), this tree's (NEW_VARIANTS) and the peers
-# on a short sweep (AB_SWEEP, default lab/fa3-ab.txt), unchecked (the matrix checks), one run.
+# tree's variants (OLD_VARIANTS, rows renamed <id>-old), each build/bin-alt/07_NAME's (ALT_VARIANTS,
+# default 07g, rows renamed <id>-NAME: lab/fa3_alt.sh builds them), this tree's (NEW_VARIANTS) and
+# the peers on a short sweep (AB_SWEEP, default lab/fa3-ab.txt), unchecked (the matrix checks), one run.
 #   -> $OUT/check07.csv, $OUT/ab07.csv; the table of TFLOP/s last
 set -u
 cd "$(dirname "$0")/.."
@@ -25,6 +26,14 @@ for v in ${OLD_VARIANTS:-07c 07d}; do
   timeout 200 $old --variant $v --sweep $sweep --no-check --quiet --csv build/ab07-old.csv > /dev/null 2>&1 || echo "old $v: exit $?"
 done
 [ -f build/ab07-old.csv ] && grep -v '^#' build/ab07-old.csv | sed 's/^\(07[a-z]\),/\1-old,/' >> $OUT/ab07.csv
+for alt in build/bin-alt/07_*; do
+  [ -x "$alt" ] || continue
+  name=${alt##*/07_}; rm -f build/ab07-alt.csv
+  for v in ${ALT_VARIANTS:-07g}; do
+    timeout 200 $alt --variant $v --sweep $sweep --no-check --quiet --csv build/ab07-alt.csv > /dev/null 2>&1 || echo "$name $v: exit $?"
+  done
+  [ -f build/ab07-alt.csv ] && grep -v '^#' build/ab07-alt.csv | sed "s/^\(07[a-z]\),/\1-$name,/" >> $OUT/ab07.csv
+done
 for v in ${NEW_VARIANTS:-07b 07c 07d 07e}; do
   timeout 200 $new --variant $v --sweep $sweep --no-check --quiet --csv $OUT/ab07.csv > /dev/null 2>&1 || echo "new $v: exit $?"
 done
