@@ -195,18 +195,13 @@ static __device__ __forceinline__ void f3_rescale(f3_rows<T> &r, const float (&a
     }
 }
 
-/* The softmax of a step: FlashAttention-3's (07a-07e: O rescaled on every tile, every exponential on
- * the special-function unit), 07f's (O rescaled only when a row's max has grown by more than
- * 2^F3_LAZY: lazy_rescale.cuh) and 07g's (07f + some of the exponentials as a polynomial on the FMA
- * units: poly_exp2.cuh). */
-enum { F3_SOFT_FA3, F3_SOFT_LAZY, F3_SOFT_POLY };
+/* The softmax of a step: FlashAttention-3's (07a-07e: O rescaled on every tile) or 07f's (O
+ * rescaled only when a row's max has grown by more than 2^F3_LAZY: lazy_rescale.cuh). */
+enum { F3_SOFT_FA3, F3_SOFT_LAZY };
 
 static __device__ __forceinline__ bool f3_lazy_keep(const float (&m_old)[2], const float (&m_new)[2]);
-template <class T>
-static __device__ __forceinline__ constexpr bool f3_poly_at(int blk);
-static __device__ __forceinline__ float f3_exp2_poly(float x);
 
-/* Returns whether O must be rescaled by alpha (always, but in 07f and 07g; the same for the whole
+/* Returns whether O must be rescaled by alpha (always, but in 07f; the same for the whole
  * warp). A row that has seen no key yet keeps m = -inf; its exponentials are taken against 0. */
 template <class T, int SOFT = F3_SOFT_FA3, bool DEFER = false>
 static __device__ __forceinline__ bool f3_softmax(f3_rows<T> &r, float (&s)[T::BC / 2], int key0, int row0, int m0,
@@ -215,11 +210,13 @@ static __device__ __forceinline__ bool f3_softmax(f3_rows<T> &r, float (&s)[T::B
     constexpr int BC = T::BC, SN = BC / 2;
     const int c = threadIdx.x % 4;
     if (key0 + BC > p.M || (p.causal && key0 + BC - 1 > m0 + p.M - p.N)) {
+        int lim[2];                               /* per row: the keys it sees, counted from this thread's first */
 #pragma unroll
-        for (int i = 0; i < SN; i++) {
-            const int key = key0 + (i / 4) * 8 + 2 * c + (i & 1), row = row0 + ((i / 2) & 1) * 8;
-            if (key >= p.M || (p.causal && key > row + p.M - p.N)) s[i] = -INFINITY;
-        }
+        for (int hi = 0; hi < 2; hi++)
+            lim[hi] = (p.causal ? min(p.M, row0 + hi * 8 + 1 + p.M - p.N) : p.M) - key0 - 2 * c;
+#pragma unroll
+        for (int i = 0; i < SN; i++)              /* the element's column offset is a constant */
+            if ((i / 4) * 8 + (i & 1) >= lim[(i / 2) & 1]) s[i] = -INFINITY;
     }
     float m_new[2];
 #pragma unroll
@@ -245,8 +242,7 @@ static __device__ __forceinline__ bool f3_softmax(f3_rows<T> &r, float (&s)[T::B
         for (int i = 0; i < SN; i += 4)
 #pragma unroll
             for (int e = 0; e < 2; e++) {
-                const float x = fmaf(s[i + 2 * hi + e], p.scale_log2, -m_use);
-                const float pe = SOFT == F3_SOFT_POLY && f3_poly_at<T>(i / 4) ? f3_exp2_poly(x) : fast_exp2(x);
+                const float pe = fast_exp2(fmaf(s[i + 2 * hi + e], p.scale_log2, -m_use));
                 s[i + 2 * hi + e] = pe;
                 sum += pe;
             }
@@ -396,7 +392,6 @@ fa3_kernel(const __grid_constant__ CUtensorMap tq, const __grid_constant__ CUten
 #include "intra_overlap.cuh"
 #include "persistent.cuh"
 #include "lazy_rescale.cuh"
-#include "poly_exp2.cuh"
 
 /* ---- host ---------------------------------------------------------------------------------- */
 
@@ -408,7 +403,7 @@ typedef struct f3_variant {
     int bc, threads, dk;
 } f3_variant;
 
-enum { F3_07A, F3_07B, F3_07C, F3_07D, F3_07E, F3_07F, F3_07G };
+enum { F3_07A, F3_07B, F3_07C, F3_07D, F3_07E, F3_07F };
 
 /* The kernel of a variant for a tile and storage type. */
 template <class T, bool BF16>
@@ -420,8 +415,7 @@ static f3_kernel_fn f3_kernel_of(int var)
     case F3_07C: return fa3_ws_kernel<T, BF16, F3_LOOP_PP, false, F3_SOFT_FA3>;
     case F3_07D: return fa3_ws_kernel<T, BF16, F3_LOOP_OV, false, F3_SOFT_FA3>;
     case F3_07E: return fa3_ws_kernel<T, BF16, F3_LOOP_OV, true, F3_SOFT_FA3>;
-    case F3_07F: return fa3_ws_kernel<T, BF16, F3_LOOP_OV, true, F3_SOFT_LAZY>;
-    default:     return fa3_ws_kernel<T, BF16, F3_LOOP_OV, true, F3_SOFT_POLY>;
+    default:     return fa3_ws_kernel<T, BF16, F3_LOOP_OV, true, F3_SOFT_LAZY>;
     }
 }
 
@@ -538,7 +532,6 @@ static const char *run_07c(const attn_args *a, cudaStream_t st) { return f3_run(
 static const char *run_07d(const attn_args *a, cudaStream_t st) { return f3_run(a, st, F3_07D); }
 static const char *run_07e(const attn_args *a, cudaStream_t st) { return f3_run(a, st, F3_07E); }
 static const char *run_07f(const attn_args *a, cudaStream_t st) { return f3_run(a, st, F3_07F); }
-static const char *run_07g(const attn_args *a, cudaStream_t st) { return f3_run(a, st, F3_07G); }
 
 /* The tile a shape ran in, for the CSV's extra field. */
 static void f3_describe(const attn_shape *s, const attn_env *env, char *buf, size_t len)
@@ -591,12 +584,5 @@ static const rung rung_07f = {
     f3_unsupported, f3_workspace_07e, run_07f, f3_describe,
 };
 
-static const rung rung_07g = {
-    "07g", "fa3: exp2 on the FMA units",
-    "07f + a quarter of the exponentials as a cubic on the FMA units instead of the special-function "
-    "unit (FlashAttention-4), which at d = 64 is as busy as the tensor cores",
-    f3_unsupported, f3_workspace_07e, run_07g, f3_describe,
-};
-
 extern "C" const rung *const rung_variants[] = {&rung_07a, &rung_07b, &rung_07c, &rung_07d, &rung_07e,
-                                                 &rung_07f, &rung_07g, NULL};
+                                                 &rung_07f, NULL};

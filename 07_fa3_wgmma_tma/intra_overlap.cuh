@@ -19,7 +19,7 @@
  *
  * The V of tile j - 1 is released once its P V is done. Producer and skeleton as in 07b
  * (warp_specialized.cuh); 07e runs this loop in its persistent skeleton (persistent.cuh), and 07f
- * and 07g with their softmax (SOFT; the rescale is skipped where f3_softmax kept the maxima).
+ * with its softmax (SOFT; the rescale is skipped where f3_softmax kept the maxima).
  *
  * Compiled into fa3.cu's translation unit (it uses that file's pieces of a tile step). */
 
