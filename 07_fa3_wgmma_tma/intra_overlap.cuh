@@ -23,14 +23,24 @@
  *
  * Compiled into fa3.cu's translation unit (it uses that file's pieces of a tile step). */
 
-/* The loop in four pieces, which 07e also runs across work tiles (persistent.cuh).
- * f3_ov_first: S(0) of a work tile alone (nothing to overlap it with), its softmax, P(0). */
-template <class T, bool BF16, int SOFT>
-static __device__ __forceinline__ bool f3_ov_first(f3_rows<T> &r, float (&s)[T::BC / 2], uint32_t (&pa)[T::BC / 16][4],
-                                                   float (&alpha)[2], const f3_cons<T> &c, const f3_params &p)
+/* The loop in pieces, which 07e also runs across work tiles (persistent.cuh).
+ * f3_ov_s0 issues S(0) of a work tile alone (nothing to overlap it with); f3_ov_p0 waits for it
+ * and makes the softmax and P(0). */
+template <class T, bool BF16>
+static __device__ __forceinline__ void f3_ov_s0(float (&s)[T::BC / 2], const f3_cons<T> &c)
 {
     f3_wait<T>(c.ring.full_k, c.it0);
-    f3_product_s<T, BF16>(s, c.q, f3_k_addr(c, c.it0));
+    wgmma_fence();
+    f3_issue_s<T, BF16>(s, c.q, f3_k_addr(c, c.it0));
+    wgmma_commit();
+}
+
+template <class T, bool BF16, int SOFT>
+static __device__ __forceinline__ bool f3_ov_p0(f3_rows<T> &r, float (&s)[T::BC / 2], uint32_t (&pa)[T::BC / 16][4],
+                                                float (&alpha)[2], const f3_cons<T> &c, const f3_params &p)
+{
+    wgmma_wait<0>();
+    wgmma_fence_regs(s);
     f3_release<T>(c.ring.empty_k, c.it0);
     if (c.n == 1) f3_q_done(c);
     const bool scale = f3_softmax<T, SOFT, true>(r, s, 0, c.row0, c.m0, p, alpha);   /* O is still zero */
@@ -74,8 +84,8 @@ static __device__ __forceinline__ void f3_ov_retire(f3_rows<T> &r, const float (
     f3_pack<T, BF16>(s, pa);
 }
 
-/* f3_ov_steps: K/V tiles 1 .. n - 1 of a work tile, each a section, the softmax under its P V, the
- * retire, and (not EARLY) the rescale. f3_ov_last: the tile's last P V alone. */
+/* K/V tiles 1 .. n - 1 of a work tile, each a section, the softmax under its P V, the retire, and
+ * (with turns) the rescale. */
 template <class T, bool BF16, int SOFT>
 static __device__ __forceinline__ bool f3_ov_steps(f3_rows<T> &r, float (&s)[T::BC / 2], uint32_t (&pa)[T::BC / 16][4],
                                                    float (&alpha)[2], const f3_cons<T> &c, const f3_params &p, bool scale)
@@ -91,15 +101,27 @@ static __device__ __forceinline__ bool f3_ov_steps(f3_rows<T> &r, float (&s)[T::
     return scale;
 }
 
+/* The tile's last P V, issued alone (f3_ov_pv_last), and its wait (f3_ov_pv_done; WAIT: the groups
+ * that may still run after it). */
 template <class T, bool BF16>
-static __device__ __forceinline__ void f3_ov_last(f3_rows<T> &r, const uint32_t (&pa)[T::BC / 16][4], const f3_cons<T> &c,
-                                                  bool scale, const float (&alpha)[2])
+static __device__ __forceinline__ void f3_ov_pv_last(f3_rows<T> &r, const uint32_t (&pa)[T::BC / 16][4], const f3_cons<T> &c,
+                                                     bool scale, const float (&alpha)[2])
 {
     const uint32_t v = c.it0 + c.n - 1;
     if (!T::TURNS && scale) f3_rescale(r, alpha);
     f3_wait<T>(c.ring.full_v, v);
-    f3_product_pv<T, BF16>(r, pa, f3_v_addr(c, v));
-    f3_release<T>(c.ring.empty_v, v);
+    f3_fence_o(r);
+    wgmma_fence();
+    f3_issue_pv<T, BF16>(r, pa, f3_v_addr(c, v));
+    wgmma_commit();
+}
+
+template <class T, int WAIT>
+static __device__ __forceinline__ void f3_ov_pv_done(f3_rows<T> &r, const f3_cons<T> &c)
+{
+    wgmma_wait<WAIT>();
+    f3_fence_o(r);
+    f3_release<T>(c.ring.empty_v, c.it0 + c.n - 1);
 }
 
 template <class T, bool BF16, int SOFT>
@@ -107,7 +129,9 @@ static __device__ __forceinline__ void f3_loop_ov(f3_rows<T> &r, const f3_cons<T
 {
     float s[T::BC / 2], alpha[2];
     uint32_t pa[T::BC / 16][4];
-    bool scale = f3_ov_first<T, BF16, SOFT>(r, s, pa, alpha, c, p);
+    f3_ov_s0<T, BF16>(s, c);
+    bool scale = f3_ov_p0<T, BF16, SOFT>(r, s, pa, alpha, c, p);
     scale = f3_ov_steps<T, BF16, SOFT>(r, s, pa, alpha, c, p, scale);
-    f3_ov_last<T, BF16>(r, pa, c, scale, alpha);
+    f3_ov_pv_last<T, BF16>(r, pa, c, scale, alpha);
+    f3_ov_pv_done<T, 0>(r, c);
 }

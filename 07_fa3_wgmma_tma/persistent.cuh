@@ -139,48 +139,40 @@ static __device__ __forceinline__ void f3_epilogue(const f3_rows<T> &r, const f3
     mbar_arrive(&bar[F3_OFULL]);
 }
 
-/* A consumer's walk: per work tile, its K/V tiles as in 07d (intra_overlap.cuh), but the last P V
- * of a tile is issued in one section with S(0) of the next, whose softmax runs under it; then O of
- * the tile goes out (f3_epilogue) while the next one's P(0) waits in registers. A tile that sees
- * no key, or a tile after one, starts alone. */
+/* A consumer's walk: per work tile, its K/V tiles as in 07d (intra_overlap.cuh), but at the end of
+ * a tile its last P V is issued first, the next tile taken while it runs (the next Q may still be
+ * on its way), that tile's S(0) issued behind it, and O of this tile goes out (f3_epilogue) while
+ * the tensor cores do that S(0). */
 template <class T, bool BF16, int SOFT>
 static __device__ __forceinline__ void f3_consume_carried(f3_cons<T> &c, const f3_params &p)
 {
     float s[T::BC / 2], alpha[2];
     uint32_t pa[T::BC / 16][4];
-    f3_rows<T> r, rn;                             /* rn: the next tile's m and l (its O is not used) */
-    bool scale = false, started = false;
+    f3_rows<T> r;
+    bool started = false;                         /* the tile's S(0) is issued */
     if (!f3_take(c, p, 0)) return;
     for (int k = 0;; k++) {
-        if (!started) {
-            f3_fresh(r);
-            if (c.n > 0) scale = f3_ov_first<T, BF16, SOFT>(r, s, pa, alpha, c, p);
-            else f3_q_done(c);
+        f3_fresh(r);
+        bool scale = false;
+        if (c.n > 0) {
+            if (!started) f3_ov_s0<T, BF16>(s, c);
+            scale = f3_ov_p0<T, BF16, SOFT>(r, s, pa, alpha, c, p);
+            scale = f3_ov_steps<T, BF16, SOFT>(r, s, pa, alpha, c, p, scale);
+            f3_ov_pv_last<T, BF16>(r, pa, c, scale, alpha);
+        } else {
+            f3_q_done(c);
         }
-        scale = f3_ov_steps<T, BF16, SOFT>(r, s, pa, alpha, c, p, scale);
         f3_cons<T> cn = c;
         cn.it0 = c.it0 + c.n;
         const bool more = f3_take(cn, p, k + 1);
-        started = more && c.n > 0 && cn.n > 0;
-        if (started) {
-            const uint32_t v = c.it0 + c.n - 1;
-            f3_ov_issue<T, BF16>(r, s, pa, cn, cn.it0, v, scale, alpha);
-            if (cn.n == 1) f3_q_done(cn);
-            rn.m[0] = rn.m[1] = -INFINITY;
-            rn.l[0] = rn.l[1] = 0.0f;
-            scale = f3_softmax<T, SOFT, true>(rn, s, 0, cn.row0, cn.m0, p, alpha);
-            f3_ov_retire<T, BF16>(r, s, pa, c, v);
-        } else if (c.n > 0) {
-            f3_ov_last<T, BF16>(r, pa, c, scale, alpha);
+        started = more && cn.n > 0;
+        if (started) f3_ov_s0<T, BF16>(s, cn);
+        if (c.n > 0) {
+            if (started) f3_ov_pv_done<T, 1>(r, c);
+            else f3_ov_pv_done<T, 0>(r, c);
         }
         f3_epilogue<T, BF16>(r, c, p, k);
         if (!more) break;
-        if (started) {
-#pragma unroll
-            for (int i = 0; i < T::DV / 2; i++) r.o[i] = 0.0f;
-            r.m[0] = rn.m[0]; r.m[1] = rn.m[1];
-            r.l[0] = rn.l[0]; r.l[1] = rn.l[1];
-        }
         c = cn;
     }
 }
