@@ -3,7 +3,8 @@
 # ladder's own timing of one shape with 3, 20, 200 and 1000 timed launches (each after its L2
 # flush), the SM clock, power and throttle reasons sampled every 50 ms meanwhile, then ncu's
 # duration of one launch with the clocks left free (as make profile runs it) and locked to base.
-#   -> $OUT/timing-gap.csv (ladder rows), $OUT/timing-gap-smi.csv (samples), $OUT/timing-gap.txt
+#   -> $OUT/timing-gap.csv (ladder rows), $OUT/timing-gap-smi.csv (samples), $OUT/timing-gap.txt,
+#      $OUT/timing-gap-ncu-none.csv and -base.csv (ncu's raw CSV: duration, SM clock)
 set -u
 cd "$(dirname "$0")/.."
 OUT=${OUT:-build/out}; mkdir -p "$OUT"
@@ -23,9 +24,10 @@ done
 kill $smi
 NCU=$(command -v ncu || echo /usr/local/cuda/bin/ncu)
 for cc in none base; do
-  echo "ncu --clock-control $cc:" >> "$txt"
   $NCU --profile-from-start off --clock-control $cc --metrics gpu__time_duration.sum,sm__cycles_elapsed.avg.per_second \
-       --csv --page raw $B --variant $V $SHAPE --profile 2>&1 | grep -E "gpu__time|sm__cycles|fa3_ws" | cut -c1-400 >> "$txt"
+       --csv --page raw $B --variant $V $SHAPE --profile 2>/dev/null | grep '^"' > "$OUT/timing-gap-ncu-$cc.csv"
+  awk -F'","' -v cc=$cc 'NR == 1 { for (i = 1; i <= NF; i++) if ($i ~ /gpu__time_duration|sm__cycles_elapsed/) col[i] = $i }
+       NR > 2 { for (i in col) printf "ncu --clock-control %s: %s = %s\n", cc, col[i], $i }' "$OUT/timing-gap-ncu-$cc.csv" >> "$txt"
 done
 grep -v '^#' "$OUT/timing-gap.csv" | cut -d, -f1-8,11-14,22 >> "$txt"
 cat "$txt"
