@@ -97,6 +97,7 @@ cat > "$IDEAS" <<'EOF'
 07c|07c|ping-pong: the two consumers take turns on the tensor cores, one's softmax under the other's products
 07d|07d|and inside each consumer, the softmax of tile j under the P V product of tile j − 1: FlashAttention-3's loop
 07e|07e = rung 07|persistent: one block per SM walks the work tiles, the next tile's loads under this one, O out by TMA
+07f|07f|lazy rescale (FlashAttention-4): O rescaled only when a row's max has grown by more than 2^8 since the max in use
 torch-flash|torch-flash|PyTorch SDPA, FlashAttention-2 backend
 torch-cudnn|torch-cudnn|PyTorch SDPA, cuDNN backend
 EOF
