@@ -12,7 +12,7 @@ OUT=${OUT:-build/out}; mkdir -p "$OUT"
 new=build/bin/07_fa3_wgmma_tma old=build/bin-old/07_old
 export ATTN_COMMIT=${COMMIT:-unknown}
 if [ "${SKIP_CHECK:-0}" != 1 ]; then
-  for v in ${CHECK_VARIANTS:-07a 07b 07c 07d 07e}; do
+  for v in ${CHECK_VARIANTS:-07a 07b 07c 07d 07e 07f}; do
     timeout ${CHECK_TIMEOUT:-150} $new --variant $v --sweep tests/gpu_cases.txt --no-time --quiet \
         --csv $OUT/check07.csv > $OUT/check-$v.log 2>&1
     echo "check $v: exit $? ok=$(grep -c "^$v,.*,ok," $OUT/check07.csv) fail=$(grep -c "^$v,.*,FAIL" $OUT/check07.csv)" \
@@ -34,7 +34,7 @@ for alt in build/bin-alt/07_*; do
   done
   [ -f build/ab07-alt.csv ] && grep -v '^#' build/ab07-alt.csv | sed "s/^\(07[a-z]\),/\1-$name,/" >> $OUT/ab07.csv
 done
-for v in ${NEW_VARIANTS:-07b 07c 07d 07e}; do
+for v in ${NEW_VARIANTS:-07b 07c 07d 07e 07f}; do
   timeout 200 $new --variant $v --sweep $sweep --no-check --quiet --csv $OUT/ab07.csv > /dev/null 2>&1 || echo "new $v: exit $?"
 done
 python3 tools/peers.py --sweep $sweep --csv $OUT/ab07.csv > $OUT/peers.log 2>&1 || echo "peers: exit $?"
