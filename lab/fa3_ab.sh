@@ -3,7 +3,7 @@
 # tree's rung 07 as build/bin-old/07_old): every variant on the GPU matrix, each under a time limit
 # (a barrier phase that never completes hangs a kernel rather than failing it), then the other
 # tree's variants (OLD_VARIANTS, rows renamed <id>-old), each build/bin-alt/07_NAME's (ALT_VARIANTS,
-# default 07g, rows renamed <id>-NAME: lab/fa3_alt.sh builds them), this tree's (NEW_VARIANTS) and
+# default 07e, rows renamed <id>-NAME: lab/fa3_alt.sh builds them), this tree's (NEW_VARIANTS) and
 # the peers on a short sweep (AB_SWEEP, default lab/fa3-ab.txt), unchecked (the matrix checks), one run.
 #   -> $OUT/check07.csv, $OUT/ab07.csv; the table of TFLOP/s last
 set -u
@@ -29,7 +29,7 @@ done
 for alt in build/bin-alt/07_*; do
   [ -x "$alt" ] || continue
   name=${alt##*/07_}; rm -f build/ab07-alt.csv
-  for v in ${ALT_VARIANTS:-07g}; do
+  for v in ${ALT_VARIANTS:-07e}; do
     timeout 200 $alt --variant $v --sweep $sweep --no-check --quiet --csv build/ab07-alt.csv > /dev/null 2>&1 || echo "$name $v: exit $?"
   done
   [ -f build/ab07-alt.csv ] && grep -v '^#' build/ab07-alt.csv | sed "s/^\(07[a-z]\),/\1-$name,/" >> $OUT/ab07.csv
