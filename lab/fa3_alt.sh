@@ -2,7 +2,7 @@
 # Build rung 07 with one change made by sed to a copy of its sources, for an A/B on the GPU machine
 # beside build/bin/07_fa3_wgmma_tma: lab/fa3_alt.sh NAME 'sed script' [file in 07_fa3_wgmma_tma/]
 #   -> build/bin-alt/07_NAME (the common objects are this tree's: run make first)
-# Example: lab/fa3_alt.sh poly3 's/#define F3_POLY_OF_8 2/#define F3_POLY_OF_8 3/' poly_exp2.cuh
+# Example: lab/fa3_alt.sh lazy4 's/#define F3_LAZY 8.0f/#define F3_LAZY 4.0f/' lazy_rescale.cuh
 set -eu
 cd "$(dirname "$0")/.."
 name=$1 script=$2 file=${3:-fa3.cu}
