@@ -42,8 +42,6 @@
 #include "../common/tiles.cuh"
 #include "../common/tensor_map.h"
 
-#define F3_BR 128                 /* query rows per block (per work tile in 07e) */
-#define F3_THREADS 256            /* 07a: two warpgroups */
 #define F3_SMEM_MAX (227 * 1024)  /* the most shared memory a block may have on an H100 */
 #define LOG2E 1.4426950408889634f
 #define LN2 0.6931471805599453f
@@ -59,6 +57,11 @@
  *       FlashAttention-3's choices (128 up to d = 128, 112 at 192, 80 at 256); WIDE (not causal,
  *       d = 64 and 128) takes FlashAttention-3's wider non-causal tiles, 192 and 176.
  *   STAGES  K/V stages: as many as fit, at most 3.
+ *   CW  consumer warpgroups, 64 query rows each: BR = 64 CW rows per block (per work tile in
+ *       07e). Three at d = 64 in the narrow tile (FlashAttention-3's 192-row tile): the softmax
+ *       costs twice as much per FLOP there as at d = 128, and a third warpgroup gives the SM more
+ *       of it to interleave; two elsewhere. A consumer then gets 160 registers instead of 240,
+ *       which the wide tile's S (96 registers) would not leave room in.
  *   TURNS  07d and 07e keep 07c's turns between the consumers up to d = 128 (intra_overlap.cuh).
  *   O_SEP  07e stages O (128 x DV) in shared memory of its own where that still fits; else over
  *       O_STAGES of the V stages (persistent.cuh says which). */
@@ -68,7 +71,10 @@ struct f3_tile {
     static constexpr int CH = (DK + 63) / 64;
     static constexpr int DV = 64 * CH;
     static constexpr int BC = WIDE ? (DK == 64 ? 192 : 176) : DK <= 128 ? 128 : DK <= 192 ? 112 : 80;
-    static constexpr uint32_t q_bytes = F3_BR * CH * 128, kv_bytes = BC * CH * 128;
+    static constexpr int CW = DK == 64 && !WIDE ? 3 : 2;
+    static constexpr int BR = 64 * CW;
+    static constexpr int REGS = CW == 3 ? 160 : 240;   /* per consumer thread after setmaxnreg (07b on) */
+    static constexpr uint32_t q_bytes = BR * CH * 128, kv_bytes = BC * CH * 128;
     static constexpr int FIT = (int)((F3_SMEM_MAX - 2048 - q_bytes) / (2 * kv_bytes));
     static constexpr int STAGES = FIT < 3 ? FIT : 3;
     static constexpr bool TURNS = DK <= 128;
@@ -135,7 +141,7 @@ template <class T>
 static __device__ __forceinline__ void f3_load_q(const f3_smem<T> &sm, const CUtensorMap *tq, uint64_t *bar, int m0, int bh)
 {
     mbar_arrive_expect_tx(bar, T::q_bytes);
-    for (int ch = 0; ch < T::CH; ch++) tma_load_3d(sm.q() + ch * F3_BR * 64, tq, bar, ch * 64, m0, bh);
+    for (int ch = 0; ch < T::CH; ch++) tma_load_3d(sm.q() + ch * T::BR * 64, tq, bar, ch * 64, m0, bh);
 }
 template <class T>
 static __device__ __forceinline__ void f3_copy_kv(__half *dst, const CUtensorMap *map, uint64_t *bar, int j, int kvp)
@@ -169,7 +175,7 @@ static __device__ __forceinline__ void f3_issue_s(float (&s)[T::BC / 2], uint32_
 #pragma unroll
     for (int kk = 0; kk < T::DK / 16; kk++) {
         const uint32_t off = (kk % 4) * 32;            /* 16 columns = 32 bytes into the chunk */
-        const uint64_t da = wgmma_desc(q_wg + (kk / 4) * F3_BR * 128 + off, 16, 1024);
+        const uint64_t da = wgmma_desc(q_wg + (kk / 4) * T::BR * 128 + off, 16, 1024);
         const uint64_t db = wgmma_desc(k_base + (kk / 4) * T::BC * 128 + off, 16, 1024);
         wgmma_ss<T::BC, BF16>(s, da, db, kk > 0);
     }
@@ -324,16 +330,17 @@ static __device__ __forceinline__ void f3_store(const f3_rows<T> &r, int row0, i
     }
 }
 
-/* The K/V tiles a query block at m0 loads: up to the keys its last row sees (bottom-right causal). */
-static __device__ __forceinline__ int f3_tiles(const f3_params &p, int m0, int bc)
+/* The K/V tiles a query block of br rows at m0 loads: up to the keys its last row sees (bottom-right
+ * causal). */
+static __device__ __forceinline__ int f3_tiles(const f3_params &p, int m0, int br, int bc)
 {
-    const int kend = p.causal ? min(p.M, m0 + F3_BR + p.M - p.N) : p.M;
+    const int kend = p.causal ? min(p.M, m0 + br + p.M - p.N) : p.M;
     return kend > 0 ? (kend + bc - 1) / bc : 0;
 }
 
 /* 07a: every thread computes; thread 0 also issues the copies. */
 template <class T, bool BF16>
-__global__ void __launch_bounds__(F3_THREADS, 1)
+__global__ void __launch_bounds__(128 * T::CW, 1)
 fa3_kernel(const __grid_constant__ CUtensorMap tq, const __grid_constant__ CUtensorMap tk,
            const __grid_constant__ CUtensorMap tv, const __grid_constant__ CUtensorMap to, f3_params p)
 {
@@ -344,7 +351,7 @@ fa3_kernel(const __grid_constant__ CUtensorMap tq, const __grid_constant__ CUten
     const int wg = threadIdx.x / 128, w = (threadIdx.x / 32) % 4, g = (threadIdx.x % 32) / 4;
     const int bh = blockIdx.y, b = bh / p.Hq, h = bh % p.Hq;
     const int kvp = b * p.Hkv + h / (p.Hq / p.Hkv);                     /* K/V plane */
-    const int m0 = blockIdx.x * F3_BR, n_tiles = f3_tiles(p, m0, T::BC);
+    const int m0 = blockIdx.x * T::BR, n_tiles = f3_tiles(p, m0, T::BR, T::BC);
     (void)to;
 
     if (threadIdx.x == 0) {
@@ -400,7 +407,7 @@ typedef void (*f3_kernel_fn)(const CUtensorMap, const CUtensorMap, const CUtenso
 typedef struct f3_variant {
     f3_kernel_fn kernel;
     size_t smem;
-    int bc, threads, dk;
+    int br, bc, threads, dk;
 } f3_variant;
 
 enum { F3_07A, F3_07B, F3_07C, F3_07D, F3_07E, F3_07F };
@@ -422,8 +429,8 @@ static f3_kernel_fn f3_kernel_of(int var)
 template <class T>
 static void f3_fill(f3_variant *v, int var, int bf16)
 {
-    *v = (f3_variant){bf16 ? f3_kernel_of<T, true>(var) : f3_kernel_of<T, false>(var), T::smem, T::BC,
-                      var == F3_07A ? F3_THREADS : F3_WS_THREADS, T::DK};
+    *v = (f3_variant){bf16 ? f3_kernel_of<T, true>(var) : f3_kernel_of<T, false>(var), T::smem, T::BR, T::BC,
+                      128 * (var == F3_07A ? T::CW : T::CW + 1), T::DK};
 }
 
 /* The tile of a shape: d rounded up to the next DK of the table; the wide tile when not causal and
@@ -483,7 +490,7 @@ static int f3_section(const attn_shape *s)
  * the same, so that no host work sits between the timing events. */
 static struct {
     const void *q, *k, *v, *o;
-    int B, Hq, Hkv, N, M, d, dtype, bc, valid;
+    int B, Hq, Hkv, N, M, d, dtype, br, bc, valid;
     CUtensorMap tq, tk, tv, to;
 } maps;
 
@@ -494,22 +501,22 @@ static const char *f3_run(const attn_args *a, cudaStream_t st, int var)
     if (!f3_pick(s, var, &v)) return "rung 07: unsupported head dim";
     if (!maps.valid || maps.q != a->q || maps.k != a->k || maps.v != a->v || maps.o != a->o || maps.B != s->B ||
         maps.Hq != s->Hq || maps.Hkv != s->Hkv || maps.N != s->N || maps.M != s->M || maps.d != s->d ||
-        maps.dtype != (int)s->dtype || maps.bc != v.bc) {
+        maps.dtype != (int)s->dtype || maps.br != v.br || maps.bc != v.bc) {
         const char *err;
-        if ((err = tensor_map_3d(&maps.tq, a->q, s->dtype, s->d, s->N, s->B * s->Hq, F3_BR)) ||
+        if ((err = tensor_map_3d(&maps.tq, a->q, s->dtype, s->d, s->N, s->B * s->Hq, v.br)) ||
             (err = tensor_map_3d(&maps.tk, a->k, s->dtype, s->d, s->M, s->B * s->Hkv, v.bc)) ||
             (err = tensor_map_3d(&maps.tv, a->v, s->dtype, s->d, s->M, s->B * s->Hkv, v.bc)) ||
-            (err = tensor_map_3d(&maps.to, a->o, s->dtype, s->d, s->N, s->B * s->Hq, F3_BR))) {
+            (err = tensor_map_3d(&maps.to, a->o, s->dtype, s->d, s->N, s->B * s->Hq, v.br))) {
             maps.valid = 0;
             return err;
         }
         maps.q = a->q; maps.k = a->k; maps.v = a->v; maps.o = a->o;
         maps.B = s->B; maps.Hq = s->Hq; maps.Hkv = s->Hkv; maps.N = s->N; maps.M = s->M; maps.d = s->d;
-        maps.dtype = s->dtype; maps.bc = v.bc;
+        maps.dtype = s->dtype; maps.br = v.br; maps.bc = v.bc;
         maps.valid = 1;
     }
     RUNG_CUDA(cudaFuncSetAttribute(v.kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)v.smem));
-    const int n_mblocks = (s->N + F3_BR - 1) / F3_BR, n_bh = s->B * s->Hq;
+    const int n_mblocks = (s->N + v.br - 1) / v.br, n_bh = s->B * s->Hq;
     const f3_params p = {a->o, a->lse, s->Hq, s->Hkv, s->N, s->M, s->causal, s->d, s->scale * LOG2E,
                          n_mblocks, n_bh, n_mblocks * n_bh, f3_section(s), (int *)a->workspace};
     dim3 grid(n_mblocks, n_bh);
@@ -538,7 +545,7 @@ static void f3_describe(const attn_shape *s, const attn_env *env, char *buf, siz
 {
     f3_variant v;
     (void)env;
-    if (f3_pick(s, F3_07A, &v)) snprintf(buf, len, "tile=%dx%d;dk=%d", F3_BR, v.bc, v.dk);
+    if (f3_pick(s, F3_07A, &v)) snprintf(buf, len, "tile=%dx%d;dk=%d", v.br, v.bc, v.dk);
     else if (len) buf[0] = '\0';
 }
 

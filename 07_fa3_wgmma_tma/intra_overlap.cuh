@@ -39,7 +39,7 @@ static __device__ __forceinline__ void f3_loop_ov(f3_rows<T> &r, const f3_cons<T
     for (int j = 1; j < c.n; j++) {
         i = c.it0 + j;
         f3_wait<T>(c.ring.full_k, i);
-        if (TURNS) pp_wait_turn(c.cw);
+        if (TURNS) pp_wait_turn<T::CW>(c.cw);
         wgmma_fence();
         f3_issue_s<T, BF16>(s, c.q, f3_k_addr(c, i));
         wgmma_commit();
@@ -49,7 +49,7 @@ static __device__ __forceinline__ void f3_loop_ov(f3_rows<T> &r, const f3_cons<T
         wgmma_fence();
         f3_issue_pv<T, BF16>(r, pa, f3_v_addr(c, i - 1));
         wgmma_commit();
-        if (TURNS) pp_pass_turn(c.cw);
+        if (TURNS) pp_pass_turn<T::CW>(c.cw);
         wgmma_wait<1>();                          /* S(j) is there; P V of tile j - 1 may still run */
         wgmma_fence_regs(s);
         f3_release<T>(c.ring.empty_k, i);

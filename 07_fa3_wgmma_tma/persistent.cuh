@@ -90,7 +90,7 @@ static __device__ __forceinline__ void f3_store_o(const f3_smem<T> &sm, const CU
     const __half *src = f3_o_stage(sm, o.it_next);
     mbar_wait(&bar[F3_OFULL], o.k & 1);
     if (threadIdx.x == 0) {
-        for (int ch = 0; ch < T::CH; ch++) tma_store_3d(to, src + ch * F3_BR * 64, ch * 64, o.m0, o.bh);
+        for (int ch = 0; ch < T::CH; ch++) tma_store_3d(to, src + ch * T::BR * 64, ch * 64, o.m0, o.bh);
         bulk_commit();
         bulk_wait_read<0>();
         mbar_arrive(&bar[F3_OEMPTY]);
@@ -116,7 +116,7 @@ static __device__ __forceinline__ void f3_epilogue(const f3_rows<T> &r, const f3
 {
     uint64_t *bar = c.sm.bar();
     const int cq = threadIdx.x % 4;
-    if (!T::O_SEP) bar_sync<F3_EPILOGUE, F3_CW * 128>();
+    if (!T::O_SEP) bar_sync<F3_EPILOGUE, T::CW * 128>();
     if (k > 0) mbar_wait(&bar[F3_OEMPTY], (k - 1) & 1);
     unsigned char *o = reinterpret_cast<unsigned char *>(f3_o_stage(c.sm, c.it0 + c.n));
 #pragma unroll
@@ -130,7 +130,7 @@ static __device__ __forceinline__ void f3_epilogue(const f3_rows<T> &r, const f3
 #pragma unroll
         for (int i = 0; i < T::DV / 2; i += 4) {
             const int blk = i / 4;                                      /* 8-column block: chunk blk / 8, unit blk % 8 */
-            *reinterpret_cast<uint32_t *>(orow + (blk / 8) * F3_BR * 128 + (((blk % 8) ^ (row % 8)) * 16)) =
+            *reinterpret_cast<uint32_t *>(orow + (blk / 8) * T::BR * 128 + (((blk % 8) ^ (row % 8)) * 16)) =
                 pack2<BF16>(r.o[i + 2 * hi] * inv, r.o[i + 2 * hi + 1] * inv);
         }
         if (cq == 0 && c.row0 + hi * 8 < p.N) p.lse[(size_t)c.bh * p.N + c.row0 + hi * 8] = f3_lse(r.m[hi], l);

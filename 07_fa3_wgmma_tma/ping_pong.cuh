@@ -15,14 +15,19 @@
  *
  * Compiled into fa3.cu's translation unit (the skeleton is warp_specialized.cuh's). */
 
-/* Consumer cw waits for its turn on its own barrier; passes the turn by arriving on the other's. */
+/* Consumer cw (of CW) waits for its turn on its own barrier, 1 + cw; passes the turn to the next
+ * consumer, (cw + 1) % CW, by arriving on that one's. With three consumers (d = 64) the turn goes
+ * round: a consumer cannot arrive twice on a barrier before its owner has waited on it, since its
+ * own next turn comes only after the owner's. */
+template <int CW>
 static __device__ __forceinline__ void pp_wait_turn(int cw)
 {
-    if (cw == 0) bar_sync<1, 256>(); else bar_sync<2, 256>();
+    if (cw == 0) bar_sync<1, 256>(); else if (CW == 2 || cw == 1) bar_sync<2, 256>(); else bar_sync<3, 256>();
 }
+template <int CW>
 static __device__ __forceinline__ void pp_pass_turn(int cw)
 {
-    if (cw == 0) bar_arrive<2, 256>(); else bar_arrive<1, 256>();
+    if (cw == CW - 1) bar_arrive<1, 256>(); else if (cw == 0) bar_arrive<2, 256>(); else bar_arrive<3, 256>();
 }
 
 /* One product section for K/V tile i: O += P V of tile i - 1 (PV), then S = Q K^T of tile i (S),
@@ -34,13 +39,13 @@ static __device__ __forceinline__ void pp_section(f3_rows<T> &r, float (&s)[T::B
 {
     if (S) f3_wait<T>(c.ring.full_k, i);
     if (PV) f3_wait<T>(c.ring.full_v, i - 1);
-    pp_wait_turn(c.cw);
+    pp_wait_turn<T::CW>(c.cw);
     f3_fence_o(r);
     wgmma_fence();
     if constexpr (PV) f3_issue_pv<T, BF16>(r, pa, f3_v_addr(c, i - 1));
     if constexpr (S) f3_issue_s<T, BF16>(s, c.q, f3_k_addr(c, i));
     wgmma_commit();
-    if (pass) pp_pass_turn(c.cw);
+    if (pass) pp_pass_turn<T::CW>(c.cw);
     wgmma_wait<0>();
     f3_fence_o(r);
     wgmma_fence_regs(s);
@@ -53,7 +58,7 @@ static __device__ __forceinline__ void f3_loop_pp(f3_rows<T> &r, const f3_cons<T
 {
     float s[T::BC / 2], alpha[2];
     uint32_t pa[T::BC / 16][4];
-    if (c.cw == 1) bar_arrive<1, 256>();         /* consumer 1 (cw = 0) goes first */
+    if (c.cw == T::CW - 1) pp_pass_turn<T::CW>(c.cw);   /* the first consumer (cw = 0) goes first */
     pp_section<T, BF16, false, true>(r, s, pa, c, c.it0, true);
     for (int j = 1; j < c.n; j++) {
         f3_softmax<T>(r, s, (j - 1) * T::BC, c.row0, c.m0, p, alpha);
@@ -63,6 +68,6 @@ static __device__ __forceinline__ void f3_loop_pp(f3_rows<T> &r, const f3_cons<T
     f3_q_done(c);                                /* its last S is done */
     f3_softmax<T>(r, s, (c.n - 1) * T::BC, c.row0, c.m0, p, alpha);
     f3_pack<T, BF16>(s, pa);
-    /* the last tile's P V alone; consumer 2's last turn is passed to nobody */
-    pp_section<T, BF16, true, false>(r, s, pa, c, c.it0 + c.n, c.cw == 0);
+    /* the last tile's P V alone; the last consumer's last turn is passed to nobody */
+    pp_section<T, BF16, true, false>(r, s, pa, c, c.it0 + c.n, c.cw != T::CW - 1);
 }

@@ -21,16 +21,13 @@
  *
  * Compiled into fa3.cu's translation unit (it uses that file's pieces of a tile step). */
 
-#define F3_WS_THREADS 384
-#define F3_CW 2                   /* consumer warpgroups */
-
 enum { F3_LOOP_WS = 1, F3_LOOP_PP, F3_LOOP_OV };
 
-/* Named barriers (bar_sync / bar_arrive ids; 0 is __syncthreads): 1 and 2 are 07c's and 07d's
- * turns (ping_pong.cuh), 3 the consumers' before 07e stages O over V. */
-enum { F3_EPILOGUE = 3 };
+/* Named barriers (bar_sync / bar_arrive ids; 0 is __syncthreads): 1 to 3 are 07c's and 07d's
+ * turns, one per consumer (ping_pong.cuh), 4 the consumers' before 07e stages O over V. */
+enum { F3_EPILOGUE = 4 };
 
-/* One work tile: 128 query rows of one head (m0, bh), its K/V plane and the K/V tiles it sees. */
+/* One work tile: BR query rows of one head (m0, bh), its K/V plane and the K/V tiles it sees. */
 typedef struct f3_work {
     int m0, bh, kvp, n;
 } f3_work;
@@ -116,6 +113,10 @@ static __device__ __forceinline__ void f3_loop_ws(f3_rows<T> &r, const f3_cons<T
 }
 
 /* The later steps' loops and 07e's pieces, defined in the files that teach them. */
+template <int CW>
+static __device__ __forceinline__ void pp_wait_turn(int cw);
+template <int CW>
+static __device__ __forceinline__ void pp_pass_turn(int cw);
 template <class T, bool BF16>
 static __device__ __forceinline__ void f3_loop_pp(f3_rows<T> &r, const f3_cons<T> &c, const f3_params &p);
 template <class T, bool BF16, int SOFT>
@@ -137,10 +138,10 @@ static __device__ __forceinline__ f3_work f3_work_of(const f3_params &p, int mb,
 {
     const int b = bh / p.Hq, h = bh % p.Hq;
     f3_work w;
-    w.m0 = mb * F3_BR;
+    w.m0 = mb * T::BR;
     w.bh = bh;
     w.kvp = b * p.Hkv + h / (p.Hq / p.Hkv);                              /* K/V plane */
-    w.n = f3_tiles(p, w.m0, T::BC);
+    w.n = f3_tiles(p, w.m0, T::BR, T::BC);
     return w;
 }
 
@@ -218,7 +219,7 @@ static __device__ __forceinline__ void f3_consume(const f3_smem<T> &sm, const f3
     const int w = (threadIdx.x / 32) % 4, g = (threadIdx.x % 32) / 4;
     f3_cons<T> c = {sm, f3_ring<T>(bar), smem_addr(sm.q()) + cw * 64 * 128, 0, 0, 0, 0, cw, 0};
     constexpr bool turns = LOOP == F3_LOOP_OV && T::TURNS;
-    if (turns && cw == 1) bar_arrive<1, 256>();   /* 07d: consumer 1 (cw = 0) takes the first turn */
+    if (turns && cw == T::CW - 1) pp_pass_turn<T::CW>(cw);   /* 07d: the first consumer (cw = 0) takes the first turn */
     for (int k = 0;; k++) {
         mbar_wait(&bar[F3_SFULL], k & 1);
         const int mb = sm.slot()[0], bh = sm.slot()[1];
@@ -240,11 +241,11 @@ static __device__ __forceinline__ void f3_consume(const f3_smem<T> &sm, const f3
         else f3_store<T, BF16>(r, c.row0, wk.bh, p);
         c.it0 += wk.n;
     }
-    if (turns && cw == 0) bar_sync<1, 256>();      /* the last turn passed to it: every arrival is waited for */
+    if (turns && cw == 0) pp_wait_turn<T::CW>(cw);   /* the last turn passed to it: every arrival is waited for */
 }
 
 template <class T, bool BF16, int LOOP, bool PERSIST, int SOFT>
-__global__ void __launch_bounds__(F3_WS_THREADS, 1)
+__global__ void __launch_bounds__(128 * (T::CW + 1), 1)
 fa3_ws_kernel(const __grid_constant__ CUtensorMap tq, const __grid_constant__ CUtensorMap tk,
               const __grid_constant__ CUtensorMap tv, const __grid_constant__ CUtensorMap to, f3_params p)
 {
@@ -256,16 +257,16 @@ fa3_ws_kernel(const __grid_constant__ CUtensorMap tq, const __grid_constant__ CU
         tma_prefetch_map(&tq); tma_prefetch_map(&tk); tma_prefetch_map(&tv);
         if (PERSIST) tma_prefetch_map(&to);
         mbar_init(&bar[F3_QFULL], 1);
-        mbar_init(&bar[F3_QEMPTY], F3_CW);        /* one arrival per consumer warpgroup */
-        mbar_init(&bar[F3_OFULL], F3_CW * 128);   /* every consumer thread, after its part of O */
+        mbar_init(&bar[F3_QEMPTY], T::CW);        /* one arrival per consumer warpgroup */
+        mbar_init(&bar[F3_OFULL], T::CW * 128);   /* every consumer thread, after its part of O */
         mbar_init(&bar[F3_OEMPTY], 1);
         mbar_init(&bar[F3_SFULL], 1);
-        mbar_init(&bar[F3_SEMPTY], F3_CW * 128);  /* every consumer thread, after reading the slot */
+        mbar_init(&bar[F3_SEMPTY], T::CW * 128);  /* every consumer thread, after reading the slot */
         for (int s = 0; s < T::STAGES; s++) {
             mbar_init(&ring.full_k[s], 1);
             mbar_init(&ring.full_v[s], 1);
-            mbar_init(&ring.empty_k[s], F3_CW);
-            mbar_init(&ring.empty_v[s], F3_CW);
+            mbar_init(&ring.empty_k[s], T::CW);
+            mbar_init(&ring.empty_v[s], T::CW);
         }
         mbar_init_fence();
     }
@@ -275,7 +276,7 @@ fa3_ws_kernel(const __grid_constant__ CUtensorMap tq, const __grid_constant__ CU
         setmaxnreg_dec<24>();
         if (threadIdx.x < 32) f3_produce<T, PERSIST>(sm, &tq, &tk, &tv, &to, p);
     } else {                                    /* a consumer */
-        setmaxnreg_inc<240>();
+        setmaxnreg_inc<T::REGS>();
         f3_consume<T, BF16, LOOP, PERSIST, SOFT>(sm, p, threadIdx.x / 128 - 1);
     }
 }
