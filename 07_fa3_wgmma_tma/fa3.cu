@@ -55,23 +55,24 @@
  *       number of swizzled chunks, the N-major layout of V), so d = 96 computes P V as 128 wide.
  *   BC  keys per K/V tile: the largest that leaves two stages in shared memory with
  *       FlashAttention-3's choices (128 up to d = 128, 112 at 192, 80 at 256); WIDE (not causal,
- *       d = 64 and 128) takes FlashAttention-3's wider non-causal tiles, 192 and 176.
+ *       d = 128) takes FlashAttention-3's wider non-causal tile, 176.
  *   STAGES  K/V stages: as many as fit, at most 3.
  *   CW  consumer warpgroups, 64 query rows each: BR = 64 CW rows per block (per work tile in
- *       07e). Three at d = 64 in the narrow tile (FlashAttention-3's 192-row tile): the softmax
- *       costs twice as much per FLOP there as at d = 128, and a third warpgroup gives the SM more
- *       of it to interleave; two elsewhere. A consumer then gets 160 registers instead of 240,
- *       which the wide tile's S (96 registers) would not leave room in.
+ *       07e). Three at d = 64 (FlashAttention-3's 192-row tile) where the rows allow it
+ *       (f3_pick), two elsewhere. At d = 64 the softmax costs twice as much per FLOP as at
+ *       d = 128, and a third warpgroup gives the SM more of it to interleave with the products.
+ *       A consumer then gets 160 registers instead of 240: S of a 128-key tile (64), P (32) and
+ *       O (32) fit, a 192-key tile's S (96) would not leave room for the rest.
  *   TURNS  07d and 07e keep 07c's turns between the consumers up to d = 128 (intra_overlap.cuh).
  *   O_SEP  07e stages O (128 x DV) in shared memory of its own where that still fits; else over
  *       O_STAGES of the V stages (persistent.cuh says which). */
-template <int DK_, bool WIDE = false>
+template <int DK_, bool WIDE = false, int CW_ = 2>
 struct f3_tile {
     static constexpr int DK = DK_;
     static constexpr int CH = (DK + 63) / 64;
     static constexpr int DV = 64 * CH;
-    static constexpr int BC = WIDE ? (DK == 64 ? 192 : 176) : DK <= 128 ? 128 : DK <= 192 ? 112 : 80;
-    static constexpr int CW = DK == 64 && !WIDE ? 3 : 2;
+    static constexpr int BC = WIDE ? 176 : DK <= 128 ? 128 : DK <= 192 ? 112 : 80;
+    static constexpr int CW = CW_;
     static constexpr int BR = 64 * CW;
     static constexpr int REGS = CW == 3 ? 160 : 240;   /* per consumer thread after setmaxnreg (07b on) */
     static constexpr uint32_t q_bytes = BR * CH * 128, kv_bytes = BC * CH * 128;
@@ -82,7 +83,8 @@ struct f3_tile {
     static constexpr bool O_SEP = ring + q_bytes <= F3_SMEM_MAX;
     static constexpr int O_STAGES = O_SEP ? 0 : (int)((q_bytes + kv_bytes - 1) / kv_bytes);
     static constexpr size_t smem = ring + (O_SEP ? q_bytes : 0);
-    static_assert(!WIDE || DK == 64 || DK == 128, "wide tiles at d = 64 and 128");
+    static_assert(!WIDE || DK == 128, "the wide tile at d = 128");
+    static_assert(CW == 2 || (CW == 3 && DK == 64), "three consumers at d = 64");
     static_assert(STAGES >= 2 && BC % 16 == 0 && smem <= F3_SMEM_MAX, "two stages fit");
     static_assert(O_STAGES == 1 || O_STAGES == 0 || O_STAGES == STAGES, "07e's O staging: its own, one V stage or all");
 };
@@ -433,16 +435,30 @@ static void f3_fill(f3_variant *v, int var, int bf16)
                       128 * (var == F3_07A ? T::CW : T::CW + 1), T::DK};
 }
 
-/* The tile of a shape: d rounded up to the next DK of the table; the wide tile when not causal and
- * a row block sees at least 16 wide tiles. Below that, the narrow tile was faster on the H100 at
- * both head dims (results/lab/h100-fa3-tiles.csv: N = 512 to 2048 at d = 64, 512 and 1024 at
- * d = 128): the wide tile's partial last tile and its longer fill cost more than it saves. */
+/* The tile of a shape: d rounded up to the next DK of the table.
+ * - d = 128: the wide tile when not causal and a row block sees at least 16 wide tiles. Below
+ *   that, the narrow tile was faster on the H100 (results/lab/h100-fa3-tiles.csv, N = 512 and
+ *   1024): the wide tile's partial last tile and its longer fill cost more than it saves.
+ * - d = 64: three consumers (192 rows) unless 192-row blocks cover more than 5% more rows than
+ *   128-row ones (N = 512 and 1024: 12.5% more), causal or not. On the H100 three consumers were
+ *   3-13% faster from N = 2048 up, and 8-9% slower at N = 512 and 1024 causal
+ *   (results/lab/h100-fa3-d64.csv); they also beat the wide 192-key tile with two consumers, which
+ *   d = 64 took before when not causal. */
+static int f3_three_consumers(int n)
+{
+    const int rows3 = (n + 191) / 192 * 192, rows2 = (n + 127) / 128 * 128;
+    return 20 * rows3 <= 21 * rows2;
+}
+
 static int f3_pick(const attn_shape *s, int var, f3_variant *v)
 {
     const int d = s->d, bf16 = s->dtype == ATTN_BF16;
-    const int wide = !s->causal && s->M >= 16 * (d <= 64 ? f3_tile<64, true>::BC : f3_tile<128, true>::BC);
+    const int wide = !s->causal && s->M >= 16 * f3_tile<128, true>::BC;
     if (d % 8 || d < 8 || d > 256) return 0;
-    if (d <= 64) { if (wide) f3_fill<f3_tile<64, true> >(v, var, bf16); else f3_fill<f3_tile<64> >(v, var, bf16); }
+    if (d <= 64) {
+        if (f3_three_consumers(s->N)) f3_fill<f3_tile<64, false, 3> >(v, var, bf16);
+        else f3_fill<f3_tile<64> >(v, var, bf16);
+    }
     else if (d <= 96) f3_fill<f3_tile<96> >(v, var, bf16);
     else if (d <= 128) { if (wide) f3_fill<f3_tile<128, true> >(v, var, bf16); else f3_fill<f3_tile<128> >(v, var, bf16); }
     else if (d <= 192) f3_fill<f3_tile<192> >(v, var, bf16);
