@@ -138,3 +138,49 @@ static __device__ __forceinline__ void f3_epilogue(const f3_rows<T> &r, const f3
     fence_proxy_async();                        /* the stores above are read next by TMA */
     mbar_arrive(&bar[F3_OFULL]);
 }
+
+/* A consumer's walk where Q has two buffers (d <= 128 but the wide tile): per work tile, its K/V
+ * tiles as in 07d (intra_overlap.cuh), but the last P V of a tile is issued in one section with
+ * S(0) of the next, whose softmax runs under it; then the tile's O goes out (f3_epilogue) while
+ * the next one's P(0) waits in registers. A tile after one that saw no key, or that sees none
+ * itself, starts alone. With one Q buffer the next S(0) would wait for a Q that is loaded only once
+ * this tile's last S is done, and the P V beside it with it. */
+template <class T, bool BF16, int SOFT>
+static __device__ __forceinline__ void f3_consume_carried(f3_cons<T> &c, const f3_params &p)
+{
+    float s[T::BC / 2], alpha[2];
+    uint32_t pa[T::BC / 16][4];
+    f3_rows<T> r, rn;                             /* rn: the next tile's m and l (its O is not used) */
+    bool scale = false, started = false;
+    if (!f3_take(c, p, 0)) return;
+    for (int k = 0;; k++) {
+        if (!started) {
+            f3_fresh(r);
+            if (c.n > 0) scale = f3_ov_first<T, BF16, SOFT>(r, s, pa, alpha, c, p);
+            else f3_q_done(c);
+        }
+        scale = f3_ov_steps<T, BF16, SOFT>(r, s, pa, alpha, c, p, scale);
+        f3_cons<T> cn = c;
+        cn.it0 = c.it0 + c.n;
+        const bool more = f3_take(cn, p, k + 1);
+        started = more && c.n > 0 && cn.n > 0;
+        if (started) {
+            const uint32_t v = c.it0 + c.n - 1;
+            f3_ov_issue<T, BF16>(r, s, pa, cn, cn.it0, v, scale, alpha);
+            if (cn.n == 1) f3_q_done(cn);
+            f3_fresh(rn);
+            scale = f3_softmax<T, SOFT, true>(rn, s, 0, cn.row0, cn.m0, p, alpha);   /* its O is still zero */
+            f3_ov_retire<T, BF16>(r, s, pa, c, v);
+        } else if (c.n > 0) {
+            f3_ov_last<T, BF16>(r, pa, c, scale, alpha);
+        }
+        f3_epilogue<T, BF16>(r, c, p, k);
+        if (!more) break;
+        if (started) {
+            f3_fresh(r);
+            r.m[0] = rn.m[0]; r.m[1] = rn.m[1];
+            r.l[0] = rn.l[0]; r.l[1] = rn.l[1];
+        }
+        c = cn;
+    }
+}
