@@ -23,91 +23,47 @@
  *
  * Compiled into fa3.cu's translation unit (it uses that file's pieces of a tile step). */
 
-/* The loop in four pieces, which 07e also runs across work tiles (persistent.cuh).
- * f3_ov_first: S(0) of a work tile alone (nothing to overlap it with), its softmax, P(0). */
-template <class T, bool BF16, int SOFT>
-static __device__ __forceinline__ bool f3_ov_first(f3_rows<T> &r, float (&s)[T::BC / 2], uint32_t (&pa)[T::BC / 16][4],
-                                                   float (&alpha)[2], const f3_cons<T> &c, const f3_params &p)
-{
-    f3_wait<T>(c.ring.full_k, c.it0);
-    f3_product_s<T, BF16>(s, c.q, f3_k_addr(c, c.it0));
-    f3_release<T>(c.ring.empty_k, c.it0);
-    if (c.n == 1) f3_q_done(c);
-    const bool scale = f3_softmax<T, SOFT, true>(r, s, 0, c.row0, c.m0, p, alpha);   /* O is still zero */
-    f3_pack<T, BF16>(s, pa);
-    return scale;
-}
-
-/* f3_ov_issue: one product section in the consumer's turn, S = Q K^T of K/V tile i (with c's Q)
- * and O += P V of tile v as two groups (EARLY: O rescaled first by the last factor); returns once
- * S is there, the P V may still run. f3_ov_retire, after the softmax of that S: wait for the P V,
- * hand its V back, P from the new S. */
-template <class T, bool BF16>
-static __device__ __forceinline__ void f3_ov_issue(f3_rows<T> &r, float (&s)[T::BC / 2], const uint32_t (&pa)[T::BC / 16][4],
-                                                   const f3_cons<T> &c, uint32_t i, uint32_t v, bool scale,
-                                                   const float (&alpha)[2])
-{
-    f3_wait<T>(c.ring.full_k, i);
-    if (T::TURNS) pp_wait_turn<T::CW>(c.cw);
-    wgmma_fence();
-    f3_issue_s<T, BF16>(s, c.q, f3_k_addr(c, i));
-    wgmma_commit();
-    if (!T::TURNS && scale) f3_rescale(r, alpha);   /* EARLY: by tile v's factor, before its P V adds in */
-    f3_wait<T>(c.ring.full_v, v);
-    f3_fence_o(r);
-    wgmma_fence();
-    f3_issue_pv<T, BF16>(r, pa, f3_v_addr(c, v));
-    wgmma_commit();
-    if (T::TURNS) pp_pass_turn<T::CW>(c.cw);
-    wgmma_wait<1>();                                /* S is there; P V may still run */
-    wgmma_fence_regs(s);
-    f3_release<T>(c.ring.empty_k, i);
-}
-
-template <class T, bool BF16>
-static __device__ __forceinline__ void f3_ov_retire(f3_rows<T> &r, const float (&s)[T::BC / 2], uint32_t (&pa)[T::BC / 16][4],
-                                                    const f3_cons<T> &c, uint32_t v)
-{
-    wgmma_wait<0>();
-    f3_fence_o(r);
-    f3_release<T>(c.ring.empty_v, v);
-    f3_pack<T, BF16>(s, pa);
-}
-
-/* f3_ov_steps: K/V tiles 1 .. n - 1 of a work tile, each a section, its softmax under the P V,
- * the retire, and (not EARLY) the rescale. f3_ov_last: the work tile's last P V alone. */
-template <class T, bool BF16, int SOFT>
-static __device__ __forceinline__ bool f3_ov_steps(f3_rows<T> &r, float (&s)[T::BC / 2], uint32_t (&pa)[T::BC / 16][4],
-                                                   float (&alpha)[2], const f3_cons<T> &c, const f3_params &p, bool scale)
-{
-    for (int j = 1; j < c.n; j++) {
-        const uint32_t i = c.it0 + j;
-        f3_ov_issue<T, BF16>(r, s, pa, c, i, i - 1, scale, alpha);
-        if (j == c.n - 1) f3_q_done(c);
-        scale = f3_softmax<T, SOFT, true>(r, s, j * T::BC, c.row0, c.m0, p, alpha);
-        f3_ov_retire<T, BF16>(r, s, pa, c, i - 1);
-        if (T::TURNS && scale) f3_rescale(r, alpha);
-    }
-    return scale;
-}
-
-template <class T, bool BF16>
-static __device__ __forceinline__ void f3_ov_last(f3_rows<T> &r, const uint32_t (&pa)[T::BC / 16][4], const f3_cons<T> &c,
-                                                  bool scale, const float (&alpha)[2])
-{
-    const uint32_t v = c.it0 + c.n - 1;
-    if (!T::TURNS && scale) f3_rescale(r, alpha);
-    f3_wait<T>(c.ring.full_v, v);
-    f3_product_pv<T, BF16>(r, pa, f3_v_addr(c, v));
-    f3_release<T>(c.ring.empty_v, v);
-}
-
 template <class T, bool BF16, int SOFT>
 static __device__ __forceinline__ void f3_loop_ov(f3_rows<T> &r, const f3_cons<T> &c, const f3_params &p)
 {
+    constexpr bool TURNS = T::TURNS, EARLY = !TURNS;   /* EARLY: O rescaled between the two issues */
     float s[T::BC / 2], alpha[2];
     uint32_t pa[T::BC / 16][4];
-    bool scale = f3_ov_first<T, BF16, SOFT>(r, s, pa, alpha, c, p);
-    scale = f3_ov_steps<T, BF16, SOFT>(r, s, pa, alpha, c, p, scale);
-    f3_ov_last<T, BF16>(r, pa, c, scale, alpha);
+    uint32_t i = c.it0;
+    f3_wait<T>(c.ring.full_k, i);
+    f3_product_s<T, BF16>(s, c.q, f3_k_addr(c, i));
+    f3_release<T>(c.ring.empty_k, i);
+    if (c.n == 1) f3_q_done(c);
+    bool scale = f3_softmax<T, SOFT, true>(r, s, 0, c.row0, c.m0, p, alpha);   /* O is still zero */
+    f3_pack<T, BF16>(s, pa);
+    for (int j = 1; j < c.n; j++) {
+        i = c.it0 + j;
+        f3_wait<T>(c.ring.full_k, i);
+        if (TURNS) pp_wait_turn<T::CW>(c.cw);
+        wgmma_fence();
+        f3_issue_s<T, BF16>(s, c.q, f3_k_addr(c, i));
+        wgmma_commit();
+        if (EARLY && scale) f3_rescale(r, alpha); /* by tile j - 1's factor, before its P V adds in */
+        f3_wait<T>(c.ring.full_v, i - 1);
+        f3_fence_o(r);
+        wgmma_fence();
+        f3_issue_pv<T, BF16>(r, pa, f3_v_addr(c, i - 1));
+        wgmma_commit();
+        if (TURNS) pp_pass_turn<T::CW>(c.cw);
+        wgmma_wait<1>();                          /* S(j) is there; P V of tile j - 1 may still run */
+        wgmma_fence_regs(s);
+        f3_release<T>(c.ring.empty_k, i);
+        if (j == c.n - 1) f3_q_done(c);
+        scale = f3_softmax<T, SOFT, true>(r, s, j * T::BC, c.row0, c.m0, p, alpha);
+        wgmma_wait<0>();
+        f3_fence_o(r);
+        f3_release<T>(c.ring.empty_v, i - 1);
+        f3_pack<T, BF16>(s, pa);
+        if (!EARLY && scale) f3_rescale(r, alpha);
+    }
+    i = c.it0 + c.n - 1;
+    if (EARLY && scale) f3_rescale(r, alpha);
+    f3_wait<T>(c.ring.full_v, i);
+    f3_product_pv<T, BF16>(r, pa, f3_v_addr(c, i));
+    f3_release<T>(c.ring.empty_v, i);
 }

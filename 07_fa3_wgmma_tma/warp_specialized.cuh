@@ -214,60 +214,39 @@ static __device__ __forceinline__ void f3_produce(const f3_smem<T> &sm, const CU
     }
 }
 
-/* The consumers' side of the slot: work tile k into c (its first row, K/V tiles, head, Q buffer,
- * and this thread's first row), once its Q is there; false when no tile is left. */
-template <class T>
-static __device__ __forceinline__ bool f3_take(f3_cons<T> &c, const f3_params &p, int k)
-{
-    uint64_t *bar = c.sm.bar();
-    mbar_wait(&bar[F3_SFULL], k & 1);
-    const int mb = c.sm.slot()[0], bh = c.sm.slot()[1];
-    if (mb < 0) return false;                     /* no work tile left */
-    mbar_arrive(&bar[F3_SEMPTY]);
-    const f3_work wk = f3_work_of<T>(p, mb, bh);
-    c.qb = k % T::QBUF;
-    c.q = smem_addr(c.sm.q(c.qb)) + c.cw * 64 * 128;
-    mbar_wait(&bar[F3_QFULL + c.qb], (k / T::QBUF) & 1);
-    c.m0 = wk.m0;
-    c.n = wk.n;
-    c.bh = wk.bh;
-    c.row0 = wk.m0 + c.cw * 64 + ((threadIdx.x / 32) % 4) * 16 + (threadIdx.x % 32) / 4;   /* rows row0, row0 + 8 */
-    return true;
-}
-
-/* O = 0, l = 0, m = -inf: a work tile's rows before their first K/V tile. */
-template <class T>
-static __device__ __forceinline__ void f3_fresh(f3_rows<T> &r)
-{
-    r = {};
-    r.m[0] = r.m[1] = -INFINITY;
-}
-
-/* 07e's consumer where it has two Q buffers: its loop runs on across work tiles (persistent.cuh). */
-template <class T, bool BF16, int SOFT>
-static __device__ __forceinline__ void f3_consume_carried(f3_cons<T> &c, const f3_params &p);
-
-/* A consumer warpgroup: per work tile, read which tile it is and wait for its Q; fresh O, m and l;
- * the step's loop over the K/V tiles; O and LSE out (07e: O staged for the producer's TMA store). */
+/* A consumer warpgroup: per work tile, wait for Q and read which tile it is; fresh O, m and l; the
+ * step's loop over the K/V tiles; O and LSE out (07e: O staged for the producer's TMA store). */
 template <class T, bool BF16, int LOOP, bool PERSIST, int SOFT>
 static __device__ __forceinline__ void f3_consume(const f3_smem<T> &sm, const f3_params &p, int cw)
 {
-    f3_cons<T> c = {sm, f3_ring<T>(sm.bar()), 0, 0, 0, 0, 0, cw, 0, 0};
+    uint64_t *bar = sm.bar();
+    const int w = (threadIdx.x / 32) % 4, g = (threadIdx.x % 32) / 4;
+    f3_cons<T> c = {sm, f3_ring<T>(bar), 0, 0, 0, 0, 0, cw, 0, 0};
     constexpr bool turns = LOOP == F3_LOOP_OV && T::TURNS;
     if (turns && cw == T::CW - 1) pp_pass_turn<T::CW>(cw);   /* 07d: the first consumer (cw = 0) takes the first turn */
-    if constexpr (PERSIST && T::QBUF == 2) f3_consume_carried<T, BF16, SOFT>(c, p);
-    else
-        for (int k = 0; f3_take(c, p, k); k++) {
-            f3_rows<T> r;
-            f3_fresh(r);
-            if (c.n == 0) f3_q_done(c);
-            else if constexpr (LOOP == F3_LOOP_WS) f3_loop_ws<T, BF16>(r, c, p);
-            else if constexpr (LOOP == F3_LOOP_PP) f3_loop_pp<T, BF16>(r, c, p);
-            else f3_loop_ov<T, BF16, SOFT>(r, c, p);
-            if constexpr (PERSIST) f3_epilogue<T, BF16>(r, c, p, k);
-            else f3_store<T, BF16>(r, c.row0, c.bh, p);
-            c.it0 += c.n;
-        }
+    for (int k = 0;; k++) {
+        mbar_wait(&bar[F3_SFULL], k & 1);
+        const int mb = sm.slot()[0], bh = sm.slot()[1];
+        if (mb < 0) break;                        /* no work tile left */
+        mbar_arrive(&bar[F3_SEMPTY]);
+        const f3_work wk = f3_work_of<T>(p, mb, bh);
+        c.qb = k % T::QBUF;
+        c.q = smem_addr(sm.q(c.qb)) + cw * 64 * 128;
+        mbar_wait(&bar[F3_QFULL + c.qb], (k / T::QBUF) & 1);
+        f3_rows<T> r = {};
+        r.m[0] = r.m[1] = -INFINITY;
+        c.m0 = wk.m0;
+        c.n = wk.n;
+        c.bh = wk.bh;
+        c.row0 = wk.m0 + cw * 64 + w * 16 + g;                          /* this thread's rows: row0, row0 + 8 */
+        if (wk.n == 0) f3_q_done(c);
+        else if constexpr (LOOP == F3_LOOP_WS) f3_loop_ws<T, BF16>(r, c, p);
+        else if constexpr (LOOP == F3_LOOP_PP) f3_loop_pp<T, BF16>(r, c, p);
+        else f3_loop_ov<T, BF16, SOFT>(r, c, p);
+        if constexpr (PERSIST) f3_epilogue<T, BF16>(r, c, p, k);
+        else f3_store<T, BF16>(r, c.row0, wk.bh, p);
+        c.it0 += wk.n;
+    }
     if (turns && cw == 0) pp_wait_turn<T::CW>(cw);   /* the last turn passed to it: every arrival is waited for */
 }
 
