@@ -63,9 +63,6 @@
  *       d = 128, and a third warpgroup gives the SM more of it to interleave with the products.
  *       A consumer then gets 160 registers instead of 240: S of a 128-key tile (64), P (32) and
  *       O (32) fit, a 192-key tile's S (96) would not leave room for the rest.
- *   QBUF  Q buffers: two where two K/V stages still fit beside them (d <= 128, not the wide
- *       tile), so that 07e's producer loads the next work tile's Q while the consumers are still
- *       on this one; 07a-07d use the first. At d = 96 and 128 this leaves two stages, not three.
  *   TURNS  07d and 07e keep 07c's turns between the consumers up to d = 128 (intra_overlap.cuh).
  *   O_SEP  07e stages O (128 x DV) in shared memory of its own where that still fits; else over
  *       O_STAGES of the V stages (persistent.cuh says which). */
@@ -79,11 +76,10 @@ struct f3_tile {
     static constexpr int BR = 64 * CW;
     static constexpr int REGS = CW == 3 ? 160 : 240;   /* per consumer thread after setmaxnreg (07b on) */
     static constexpr uint32_t q_bytes = BR * CH * 128, kv_bytes = BC * CH * 128;
-    static constexpr int QBUF = 1024 + 2 * q_bytes + 4 * kv_bytes + 256 <= F3_SMEM_MAX ? 2 : 1;
-    static constexpr int FIT = (int)((F3_SMEM_MAX - 2048 - QBUF * q_bytes) / (2 * kv_bytes));
+    static constexpr int FIT = (int)((F3_SMEM_MAX - 2048 - q_bytes) / (2 * kv_bytes));
     static constexpr int STAGES = FIT < 3 ? FIT : 3;
     static constexpr bool TURNS = DK <= 128;
-    static constexpr size_t ring = 1024 + QBUF * q_bytes + 2 * STAGES * kv_bytes + 256;   /* + alignment, barriers */
+    static constexpr size_t ring = 1024 + q_bytes + 2 * STAGES * kv_bytes + 256;   /* + alignment, barriers */
     static constexpr bool O_SEP = ring + q_bytes <= F3_SMEM_MAX;
     static constexpr int O_STAGES = O_SEP ? 0 : (int)((q_bytes + kv_bytes - 1) / kv_bytes);
     static constexpr size_t smem = ring + (O_SEP ? q_bytes : 0);
@@ -115,12 +111,12 @@ static __device__ __forceinline__ uint32_t pack2(float lo, float hi)
 }
 
 /* The mbarriers of a block, by place: Q full (TMA) and empty (07e: the consumers are done with it),
- * one of each per Q buffer; O full and empty (07e: the staged O is written / has left), the
- * work-tile slot full and empty (07b-07e), then per stage K full, V full, K empty, V empty (07a:
- * one full barrier per stage for K and V, the K slot). */
-enum { F3_QFULL = 0, F3_QEMPTY = 2, F3_OFULL = 4, F3_OEMPTY, F3_SFULL, F3_SEMPTY, F3_RING };
+ * O full and empty (07e: the staged O is written / has left), the work-tile slot full and empty
+ * (07b-07e), then per stage K full, V full, K empty, V empty (07a: one full barrier per stage for
+ * K and V, the K slot). */
+enum { F3_QFULL = 0, F3_QEMPTY, F3_OFULL, F3_OEMPTY, F3_SFULL, F3_SEMPTY, F3_RING };
 
-/* Where a block's tiles live: 1024-aligned shared memory, the Q buffers, the K stages, the V stages, 07e's O
+/* Where a block's tiles live: 1024-aligned shared memory, Q, the K stages, the V stages, 07e's O
  * staging space where it has its own (O_SEP), then the mbarriers and the slot in which the
  * producer of 07b-07e tells the consumers their next work tile. */
 template <class T>
@@ -131,16 +127,12 @@ struct f3_smem {
         const uint32_t a = smem_addr(raw);
         base = raw + (((a + 1023) & ~1023u) - a);
     }
-    __device__ __forceinline__ __half *q(int b) const { return reinterpret_cast<__half *>(base + b * T::q_bytes); }
-    __device__ __forceinline__ __half *k(int s) const
-    {
-        return reinterpret_cast<__half *>(base + T::QBUF * T::q_bytes + s * T::kv_bytes);
-    }
+    __device__ __forceinline__ __half *q() const { return reinterpret_cast<__half *>(base); }
+    __device__ __forceinline__ __half *k(int s) const { return reinterpret_cast<__half *>(base + T::q_bytes + s * T::kv_bytes); }
     __device__ __forceinline__ __half *v(int s) const { return k(T::STAGES + s); }
     __device__ __forceinline__ uint64_t *bar() const
     {
-        return reinterpret_cast<uint64_t *>(base + T::QBUF * T::q_bytes + 2 * T::STAGES * T::kv_bytes +
-                                            (T::O_SEP ? T::q_bytes : 0));
+        return reinterpret_cast<uint64_t *>(base + T::q_bytes + 2 * T::STAGES * T::kv_bytes + (T::O_SEP ? T::q_bytes : 0));
     }
     __device__ __forceinline__ int *slot() const { return reinterpret_cast<int *>(bar() + F3_RING + 4 * T::STAGES); }
 };
@@ -148,11 +140,10 @@ struct f3_smem {
 /* The copies of a block's Q tile, and of K or V tile j into stage s, each box of 64 columns; the
  * f3_load_* forms also announce the bytes on the barrier. */
 template <class T>
-static __device__ __forceinline__ void f3_load_q(const f3_smem<T> &sm, const CUtensorMap *tq, uint64_t *bar, int m0, int bh,
-                                                 int b)
+static __device__ __forceinline__ void f3_load_q(const f3_smem<T> &sm, const CUtensorMap *tq, uint64_t *bar, int m0, int bh)
 {
     mbar_arrive_expect_tx(bar, T::q_bytes);
-    for (int ch = 0; ch < T::CH; ch++) tma_load_3d(sm.q(b) + ch * T::BR * 64, tq, bar, ch * 64, m0, bh);
+    for (int ch = 0; ch < T::CH; ch++) tma_load_3d(sm.q() + ch * T::BR * 64, tq, bar, ch * 64, m0, bh);
 }
 template <class T>
 static __device__ __forceinline__ void f3_copy_kv(__half *dst, const CUtensorMap *map, uint64_t *bar, int j, int kvp)
@@ -373,7 +364,7 @@ fa3_kernel(const __grid_constant__ CUtensorMap tq, const __grid_constant__ CUten
     }
     __syncthreads();
     if (threadIdx.x == 0) {
-        f3_load_q<T>(sm, &tq, &bar[F3_QFULL], m0, bh, 0);
+        f3_load_q<T>(sm, &tq, &bar[F3_QFULL], m0, bh);
         for (int j = 0; j < STAGES && j < n_tiles; j++) {
             mbar_arrive_expect_tx(&full[j], 2 * T::kv_bytes);
             f3_copy_kv<T>(sm.k(j), &tk, &full[j], j, kvp);
@@ -384,7 +375,7 @@ fa3_kernel(const __grid_constant__ CUtensorMap tq, const __grid_constant__ CUten
     f3_rows<T> r = {};
     r.m[0] = r.m[1] = -INFINITY;
     const int row0 = m0 + wg * 64 + w * 16 + g;                          /* this thread's rows: row0, row0 + 8 */
-    const uint32_t q_wg = smem_addr(sm.q(0)) + wg * 64 * 128;              /* its warpgroup's 64 rows */
+    const uint32_t q_wg = smem_addr(sm.q()) + wg * 64 * 128;              /* its warpgroup's 64 rows */
     float s[T::BC / 2], alpha[2];
     uint32_t pa[T::BC / 16][4];
     mbar_wait(&bar[F3_QFULL], 0);

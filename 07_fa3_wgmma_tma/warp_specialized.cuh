@@ -62,8 +62,7 @@ static __device__ __forceinline__ void f3_release(uint64_t *empty, uint32_t i)
     if (threadIdx.x % 128 == 0) mbar_arrive(&empty[i % T::STAGES]);
 }
 
-/* What a consumer warpgroup's loop knows of its work tile: its 64 rows of Q in shared memory (in Q
- * buffer qb), the
+/* What a consumer warpgroup's loop knows of its work tile: its 64 rows of Q in shared memory, the
  * K/V tiles the block went through before this work tile (it0), the tile's first row, this
  * thread's first row, the number of K/V tiles, which consumer it is (cw = 0, 1) and the head. */
 template <class T>
@@ -71,7 +70,7 @@ struct f3_cons {
     f3_smem<T> sm;
     f3_ring<T> ring;
     uint32_t q, it0;
-    int m0, row0, n, cw, bh, qb;
+    int m0, row0, n, cw, bh;
 };
 
 template <class T>
@@ -89,7 +88,7 @@ static __device__ __forceinline__ uint32_t f3_v_addr(const f3_cons<T> &c, uint32
 template <class T>
 static __device__ __forceinline__ void f3_q_done(const f3_cons<T> &c)
 {
-    if (threadIdx.x % 128 == 0) mbar_arrive(&c.sm.bar()[F3_QEMPTY + c.qb]);
+    if (threadIdx.x % 128 == 0) mbar_arrive(&c.sm.bar()[F3_QEMPTY]);
 }
 
 /* 07b's loop: each K/V tile one product after the other, S, softmax, P V; K released after S, V
@@ -149,12 +148,10 @@ static __device__ __forceinline__ f3_work f3_work_of(const f3_params &p, int mb,
 /* The producer (one warp; its first lane issues the copies) walks the block's work tiles:
  * blockIdx's one (07b-07d), or 07e's schedule (persistent.cuh). For each it writes the tile into a
  * slot of shared memory that the consumers read (mbarrier F3_SFULL: its lane 0 arrives once it has
- * written; F3_SEMPTY: each consumer thread arrives once it has read, so every read is ordered
- * before the next write, thread by thread), then loads K of tile j and V of tile j - 1 in turn
+ * written; F3_SEMPTY: each of the 256 consumer threads arrives once it has read, so every read is
+ * ordered before the next write, thread by thread), loads Q, then K of tile j and V of tile j - 1 in turn
  * (the order in which 07d's consumers use them; 07b and 07c take them in the same order), each
- * into the next stage of its ring once the consumers have released it, and Q right after the
- * first K: into Q buffer k % QBUF once the consumers' last S on it is done (07e: with one
- * buffer, the last work tile's; with two, the one before, so the wait is over by then). When no tile is left it
+ * into the next stage of its ring once the consumers have released it. When no tile is left it
  * writes -1 into the slot. 07e: a tile's O, staged by the consumers, is stored before the first V
  * load that would overwrite it, or at the latest once the next tile's loads are issued. */
 template <class T, bool PERSIST>
@@ -172,7 +169,10 @@ static __device__ __forceinline__ void f3_produce(const f3_smem<T> &sm, const CU
         int mb = blockIdx.x, bh = blockIdx.y;
         const bool done = PERSIST ? t >= p.tiles : k > 0;
         if (PERSIST && !done) f3_tile_of(p, t, &mb, &bh);
-        if (k > 0) mbar_wait(&bar[F3_SEMPTY], (k - 1) & 1);   /* the consumers have read the last slot */
+        if (k > 0) {
+            mbar_wait(&bar[F3_QEMPTY], (k - 1) & 1);          /* the consumers' last S of the last tile is done */
+            mbar_wait(&bar[F3_SEMPTY], (k - 1) & 1);          /* and they have read its slot */
+        }
         if (lead) {
             sm.slot()[0] = done ? -1 : mb;
             sm.slot()[1] = bh;
@@ -180,17 +180,13 @@ static __device__ __forceinline__ void f3_produce(const f3_smem<T> &sm, const CU
         }
         if (done) break;
         const f3_work w = f3_work_of<T>(p, mb, bh);
-        const int qb = k % T::QBUF;
+        if (lead) f3_load_q<T>(sm, tq, &bar[F3_QFULL], w.m0, w.bh);
         if (PERSIST) t = __shfl_sync(0xffffffffu, lead ? f3_next_tile(p, t) : 0, 0);   /* asked for now, used next */
         for (int j = 0; j <= w.n; j++) {
             if (j < w.n) {
                 const uint32_t i = it + j;
                 if (i >= S) mbar_wait(&ring.empty_k[i % S], (i / S - 1) & 1);
                 if (lead) f3_load_kv<T>(sm.k(i % S), tk, &ring.full_k[i % S], j, w.kvp);
-            }
-            if (j == 0) {                         /* Q after K of the first tile, once its buffer is free */
-                if (k >= T::QBUF) mbar_wait(&bar[F3_QEMPTY + qb], (k / T::QBUF - 1) & 1);
-                if (lead) f3_load_q<T>(sm, tq, &bar[F3_QFULL + qb], w.m0, w.bh, qb);
             }
             if (j > 0) {
                 const uint32_t i = it + j - 1;
@@ -221,7 +217,7 @@ static __device__ __forceinline__ void f3_consume(const f3_smem<T> &sm, const f3
 {
     uint64_t *bar = sm.bar();
     const int w = (threadIdx.x / 32) % 4, g = (threadIdx.x % 32) / 4;
-    f3_cons<T> c = {sm, f3_ring<T>(bar), 0, 0, 0, 0, 0, cw, 0, 0};
+    f3_cons<T> c = {sm, f3_ring<T>(bar), smem_addr(sm.q()) + cw * 64 * 128, 0, 0, 0, 0, cw, 0};
     constexpr bool turns = LOOP == F3_LOOP_OV && T::TURNS;
     if (turns && cw == T::CW - 1) pp_pass_turn<T::CW>(cw);   /* 07d: the first consumer (cw = 0) takes the first turn */
     for (int k = 0;; k++) {
@@ -230,9 +226,7 @@ static __device__ __forceinline__ void f3_consume(const f3_smem<T> &sm, const f3
         if (mb < 0) break;                        /* no work tile left */
         mbar_arrive(&bar[F3_SEMPTY]);
         const f3_work wk = f3_work_of<T>(p, mb, bh);
-        c.qb = k % T::QBUF;
-        c.q = smem_addr(sm.q(c.qb)) + cw * 64 * 128;
-        mbar_wait(&bar[F3_QFULL + c.qb], (k / T::QBUF) & 1);
+        mbar_wait(&bar[F3_QFULL], k & 1);
         f3_rows<T> r = {};
         r.m[0] = r.m[1] = -INFINITY;
         c.m0 = wk.m0;
@@ -262,10 +256,8 @@ fa3_ws_kernel(const __grid_constant__ CUtensorMap tq, const __grid_constant__ CU
     if (threadIdx.x == 0) {
         tma_prefetch_map(&tq); tma_prefetch_map(&tk); tma_prefetch_map(&tv);
         if (PERSIST) tma_prefetch_map(&to);
-        for (int b = 0; b < T::QBUF; b++) {
-            mbar_init(&bar[F3_QFULL + b], 1);
-            mbar_init(&bar[F3_QEMPTY + b], T::CW);   /* one arrival per consumer warpgroup */
-        }
+        mbar_init(&bar[F3_QFULL], 1);
+        mbar_init(&bar[F3_QEMPTY], T::CW);        /* one arrival per consumer warpgroup */
         mbar_init(&bar[F3_OFULL], T::CW * 128);   /* every consumer thread, after its part of O */
         mbar_init(&bar[F3_OEMPTY], 1);
         mbar_init(&bar[F3_SFULL], 1);
