@@ -148,10 +148,12 @@ static __device__ __forceinline__ f3_work f3_work_of(const f3_params &p, int mb,
 /* The producer (one warp; its first lane issues the copies) walks the block's work tiles:
  * blockIdx's one (07b-07d), or 07e's schedule (persistent.cuh). For each it writes the tile into a
  * slot of shared memory that the consumers read (mbarrier F3_SFULL: its lane 0 arrives once it has
- * written; F3_SEMPTY: each of the 256 consumer threads arrives once it has read, so every read is
- * ordered before the next write, thread by thread), loads Q, then K of tile j and V of tile j - 1 in turn
+ * written; F3_SEMPTY: each consumer thread arrives once it has read, so every read is ordered
+ * before the next write, thread by thread), then loads K of tile j and V of tile j - 1 in turn
  * (the order in which 07d's consumers use them; 07b and 07c take them in the same order), each
- * into the next stage of its ring once the consumers have released it. When no tile is left it
+ * into the next stage of its ring once the consumers have released it, and Q right after the
+ * first K, once the consumers' last S of the last work tile is done (07e), so that the first K
+ * does not wait behind that S. When no tile is left it
  * writes -1 into the slot. 07e: a tile's O, staged by the consumers, is stored before the first V
  * load that would overwrite it, or at the latest once the next tile's loads are issued. */
 template <class T, bool PERSIST>
@@ -169,10 +171,7 @@ static __device__ __forceinline__ void f3_produce(const f3_smem<T> &sm, const CU
         int mb = blockIdx.x, bh = blockIdx.y;
         const bool done = PERSIST ? t >= p.tiles : k > 0;
         if (PERSIST && !done) f3_tile_of(p, t, &mb, &bh);
-        if (k > 0) {
-            mbar_wait(&bar[F3_QEMPTY], (k - 1) & 1);          /* the consumers' last S of the last tile is done */
-            mbar_wait(&bar[F3_SEMPTY], (k - 1) & 1);          /* and they have read its slot */
-        }
+        if (k > 0) mbar_wait(&bar[F3_SEMPTY], (k - 1) & 1);   /* the consumers have read the last slot */
         if (lead) {
             sm.slot()[0] = done ? -1 : mb;
             sm.slot()[1] = bh;
@@ -180,13 +179,16 @@ static __device__ __forceinline__ void f3_produce(const f3_smem<T> &sm, const CU
         }
         if (done) break;
         const f3_work w = f3_work_of<T>(p, mb, bh);
-        if (lead) f3_load_q<T>(sm, tq, &bar[F3_QFULL], w.m0, w.bh);
         if (PERSIST) t = __shfl_sync(0xffffffffu, lead ? f3_next_tile(p, t) : 0, 0);   /* asked for now, used next */
         for (int j = 0; j <= w.n; j++) {
             if (j < w.n) {
                 const uint32_t i = it + j;
                 if (i >= S) mbar_wait(&ring.empty_k[i % S], (i / S - 1) & 1);
                 if (lead) f3_load_kv<T>(sm.k(i % S), tk, &ring.full_k[i % S], j, w.kvp);
+            }
+            if (j == 0) {                         /* Q after the first K, once the last tile's last S is done */
+                if (k > 0) mbar_wait(&bar[F3_QEMPTY], (k - 1) & 1);
+                if (lead) f3_load_q<T>(sm, tq, &bar[F3_QFULL], w.m0, w.bh);
             }
             if (j > 0) {
                 const uint32_t i = it + j - 1;
