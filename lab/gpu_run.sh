@@ -6,7 +6,8 @@
 #   build      make build (with the machine's own nvcc and cuBLAS)
 #   test       make test: CPU tests + the GPU correctness matrix (tests/gpu_cases.txt)
 #   sanitize   compute-sanitizer memcheck, racecheck, synccheck: every rung variant (or SAN_RUNGS, and
-#              of those SAN_VARIANTS), a small shape with tails (N = 77, M = 131), causal, GQA; a causal
+#              of those SAN_VARIANTS), a small shape with tails (N = 77, M = 131), causal, GQA; the same
+#              at N = 2000, M = 2100 (rung 07's three consumers at d = 64); a causal
 #              GQA shape with N > M (rows that see no key) in bfloat16 at d = 96, with more work tiles
 #              than an H100 has SMs (rung 07e's blocks take several); plus a varlen decode shape and a uniform
 #              one (rung 06 merges it in clusters of 8 on sm_90), and a varlen decode batch on a paged
@@ -79,6 +80,7 @@ for step in "$@"; do
           if [ -n "${SAN_VARIANTS:-}" ] && ! printf '%s\n' $SAN_VARIANTS | grep -qx "$v"; then continue; fi
           for tool in memcheck racecheck synccheck; do
             for shape in "--b 2 --hq 4 --hkv 2 --n 77 --m 131 --d 64 --causal" \
+                         "--b 1 --hq 4 --hkv 2 --n 2000 --m 2100 --d 64 --causal" \
                          "--b 4 --hq 16 --hkv 4 --n 300 --m 200 --d 96 --causal --dtype bf16" \
                          "--b 3 --hq 8 --hkv 1 --n 1 --m 300 --d 128 --seqlens 1,300,77" \
                          "--b 4 --hq 8 --hkv 1 --n 1 --m 1024 --d 128" \

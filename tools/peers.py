@@ -2,7 +2,11 @@
 """Optional peer benchmark: PyTorch scaled_dot_product_attention with the FLASH_ATTENTION and
 CUDNN_ATTENTION backends, on the same sweep shapes, timed the same way as the rungs (CUDA events
 around the call only, 3 warm-ups, >= 20 timed runs each after an L2 flush, median/min/max), and
-written as rows of the same CSV (rung names torch-flash, torch-cudnn).
+written as rows of the same CSV (rung names torch-flash, torch-cudnn). Where FlashAttention-4
+(flash-attn-4: flash_attn.cute) is importable too, its forward is timed the same way (rung name
+fa4; Q, K, V in its [B, N, H, d] layout, made outside the timed region; its causal mask is
+bottom-right, as the course's). Nothing installs it: ../shared/peers/fa4.sh says how on the GPU
+machine, and without it there are no fa4 rows.
 
 Runs only where python3 has PyTorch with CUDA (the GPU machine); nothing in the course needs it.
 PyTorch aligns causal masks top-left while the course aligns them bottom-right, so causal shapes
@@ -21,6 +25,7 @@ with seqlens= / dist= is not run: it gets an "unsupported: ..." row saying why, 
 measured on another layout. --list prints what each line would get, without PyTorch.
 """
 import argparse
+import contextlib
 import math
 import os
 import sys
@@ -146,6 +151,11 @@ def main():
             flush_words.sum()
 
     backends = [("torch-flash", SDPBackend.FLASH_ATTENTION), ("torch-cudnn", SDPBackend.CUDNN_ATTENTION)]
+    try:
+        from flash_attn.cute import flash_attn_func as fa4_func
+        backends.append(("fa4", None))
+    except Exception:                         # not installed: no fa4 rows
+        fa4_func = None
     new_file = not os.path.exists(args.csv) or os.path.getsize(args.csv) == 0
     out = open(args.csv, "a")
     if new_file:
@@ -199,7 +209,14 @@ def main():
 
         for rung, be in backends:
             calls = []
-            if Hq == Hkv:
+            if be is None:                    # FlashAttention-4: [B, N, H, d], GQA native
+                qt, kt, vt = (x.transpose(1, 2).contiguous() for x in (q, k, v))
+
+                def fa4_call():
+                    r = fa4_func(qt, kt, vt, causal=bool(causal))
+                    return (r[0] if isinstance(r, tuple) else r).transpose(1, 2)
+                calls.append(("fa4", fa4_call))
+            elif Hq == Hkv:
                 calls.append(("mha", lambda: F.scaled_dot_product_attention(q, k, v, is_causal=bool(causal))))
             else:
                 calls.append(("enable_gqa", lambda: F.scaled_dot_product_attention(
@@ -211,15 +228,16 @@ def main():
             done = False
             last_err = ""
             for how, fn in calls:
+                ctx = (lambda: sdpa_kernel(be)) if be is not None else contextlib.nullcontext
                 try:
-                    with sdpa_kernel(be):
+                    with ctx():
                         o = fn()
                         torch.cuda.synchronize()
                 except Exception as e:  # the backend refuses this call: try the next form
                     last_err = str(e).split("\n")[0][:150]
                     continue
                 rel = ((o[0, 0, :rows].float() - ref).norm() / ref.norm()).item()
-                with sdpa_kernel(be):
+                with ctx():
                     times = []
                     e0 = torch.cuda.Event(enable_timing=True)
                     e1 = torch.cuda.Event(enable_timing=True)

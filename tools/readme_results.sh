@@ -100,6 +100,7 @@ cat > "$IDEAS" <<'EOF'
 07f|07f|lazy rescale (FlashAttention-4): O rescaled only when a row's max has grown by more than 2^8 since the max in use
 torch-flash|torch-flash|PyTorch SDPA, FlashAttention-2 backend
 torch-cudnn|torch-cudnn|PyTorch SDPA, cuDNN backend
+fa4|fa4|FlashAttention-4 (flash-attn-4, CuTe DSL), its Hopper forward
 EOF
 
 # ---- awk shared by the CSV blocks: columns by name, '#' lines are metadata --------------------
