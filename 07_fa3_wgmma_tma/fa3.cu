@@ -2,12 +2,13 @@
  * the tiles come in through the tensor-memory accelerator (TMA) and both products run on wgmma.
  * sm_90a only (wgmma); elsewhere the rung refuses.
  *
- * Grid (ceil(N / 128), B * Hq). Block: two warpgroups (256 threads); warpgroup wg owns query rows
- * [64 wg, 64 wg + 64) of the tile, and within it warp w rows [16 w, 16 w + 16) -- the rows of
- * wgmma's m64 accumulators. The tile sizes per head dim are one table, f3_tile below.
+ * Grid (ceil(N / BR), B * Hq). Block: CW warpgroups (BR = 64 CW query rows: two, 128 rows, but
+ * three at d = 64; the tile table, f3_tile below, has the sizes per head dim); warpgroup wg owns
+ * query rows [64 wg, 64 wg + 64) of the tile, and within it warp w rows [16 w, 16 w + 16) -- the
+ * rows of wgmma's m64 accumulators.
  * Shared memory, 1024-byte aligned, every tile 128B-swizzled in chunks of 64 columns as TMA
  * writes it (common/hopper.cuh):
- *   Q tile  128 x d            loaded once
+ *   Q tile  BR x d             loaded once
  *   K tiles Bc x d, STAGES of them, then V tiles Bc x d, STAGES of them
  *   mbarriers: Q, and one per stage (its TMA bytes counted in)
  * Per K/V tile j (stage j % STAGES), every warpgroup:
@@ -28,7 +29,8 @@
  *     keys and columns past N, M and d are zero-filled by TMA (the tensor maps are 3-D:
  *     [B*H][N or M][d]).
  *   - The 128B swizzle of TMA and wgmma replaces 05c's own XOR swizzle (the same idea).
- *   - 8 warps in two warpgroups (05c: 4 warps), 128 rows per block; Bc = 128 at d = 128 (05c: 64).
+ *   - 8 warps in two warpgroups (05c: 4 warps), 128 rows per block (three warpgroups, 192 rows, at
+ *     d = 64); Bc = 128 at d = 128 (05c: 64).
  *   - P goes to the second product straight from the accumulators of the first, as in 05c, but in
  *     wgmma's register-A form. */
 #include <cuda_bf16.h>
@@ -441,7 +443,7 @@ static void f3_fill(f3_variant *v, int var, int bf16)
  *   1024): the wide tile's partial last tile and its longer fill cost more than it saves.
  * - d = 64: three consumers (192 rows) unless 192-row blocks cover more than 5% more rows than
  *   128-row ones (N = 512 and 1024: 12.5% more), causal or not. On the H100 three consumers were
- *   3-13% faster from N = 2048 up, and 8-9% slower at N = 512 and 1024 causal
+ *   2-13% faster on 10 of 11 shapes from N = 2048 up, and 8-9% slower at N = 512 and 1024 causal
  *   (results/lab/h100-fa3-d64.csv); they also beat the wide 192-key tile with two consumers, which
  *   d = 64 took before when not causal. */
 static int f3_three_consumers(int n)

@@ -1,5 +1,5 @@
 /* Variant 07e: persistent. 07d + one change in where the work comes from: instead of one block per
- * 128-row work tile (ceil(N / 128) x B x Hq blocks, each paying its own start -- barriers, Q's
+ * BR-row work tile (ceil(N / BR) x B x Hq blocks, each paying its own start -- barriers, Q's
  * load, the first K/V stages -- and its own end -- O written while the tensor cores idle), one
  * block per SM walks the work tiles of a fixed schedule, and the producer runs ahead across the
  * tiles: while the consumers finish tile k, it already loads Q and the first K of tile k + 1.
@@ -108,7 +108,7 @@ static __device__ __forceinline__ void f3_store_before(const f3_smem<T> &sm, con
     f3_store_o<T>(sm, to, o);
 }
 
-/* A consumer's part of O / l into the staging layout (Q's: 128 rows of 64-column chunks, 128B
+/* A consumer's part of O / l into the staging layout (Q's: BR rows of 64-column chunks, 128B
  * swizzled), and its rows' LSE. Over V stages, both consumers' last P V must be done first; the
  * previous tile's O must have left. */
 template <class T, bool BF16>

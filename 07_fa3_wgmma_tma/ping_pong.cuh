@@ -1,16 +1,17 @@
 /* Variant 07c: ping-pong. 07b + one change: the two consumer warpgroups take turns on the tensor
  * cores, so that one's softmax runs while the other's products do. Each warpgroup's work on a tile
  * is reordered into a "product section" -- O += P V of the previous tile, then S = Q K^T of this
- * one, issued back to back -- followed by the softmax of this tile. Two named barriers (ids 1 and
- * 2, 256 threads each: one warpgroup waits on its own, the other arrives on it) let a warpgroup
- * issue its product section only after the other has issued its own:
+ * one, issued back to back -- followed by the softmax of this tile. Named barriers, one per
+ * consumer (ids 1, 2 and with three consumers 3; 256 threads each: its warpgroup waits on it, the
+ * one before arrives on it) let a warpgroup issue its product section only after the one before
+ * has issued its own:
  *
  *   consumer 1:  [PV(j-1) S(j)] softmax(j) ........ [PV(j) S(j+1)] softmax(j+1) ...
  *   consumer 2:  ........ [PV(j-1) S(j)] softmax(j) ........ [PV(j) S(j+1)] ...
  *
- * Consumer 1 starts (consumer 2 arrives on its barrier once, first); each one arrives on the other's
- * barrier after issuing a section, and the last arrival of consumer 2 is left out so that every
- * arrival is matched by a wait. V of a tile is released when the P V that read it has finished,
+ * Consumer 1 starts (the last consumer arrives on its barrier once, first); each one arrives on the
+ * next one's barrier after issuing a section, and the last consumer's last arrival is left out so
+ * that every arrival is matched by a wait. V of a tile is released when the P V that read it has finished,
  * one section later than in 07b.
  *
  * Compiled into fa3.cu's translation unit (the skeleton is warp_specialized.cuh's). */

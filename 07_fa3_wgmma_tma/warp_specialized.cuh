@@ -8,10 +8,11 @@
  * released it, instead of at 07a's block-wide barrier after every tile, so a consumer that
  * finishes a tile early goes on to the next one without waiting for the other. setmaxnreg moves
  * registers from the producer (which needs few) to the consumers: 24 + 2 x 240 per thread of each
- * warpgroup, the 64,512 the block starts with (168 per thread of 384).
+ * warpgroup, the 64,512 the block starts with (168 per thread of 384); with three consumers
+ * (d = 64) 24 + 3 x 160 of 512 threads' 128.
  *
- * Block: 384 threads; warpgroup 0 produces (one thread of it issues), warpgroups 1 and 2 own rows
- * [0, 64) and [64, 128) of the tile. Shared memory as in 07a.
+ * Block: 128 (CW + 1) threads; warpgroup 0 produces (one thread of it issues), consumer cw
+ * (warpgroup cw + 1) owns rows [64 cw, 64 cw + 64) of the tile. Shared memory as in 07a.
  *
  * Written once here, for every warp-specialized step: the barriers and setmaxnreg
  * (fa3_ws_kernel), the producer (f3_produce), the walk over work tiles (one per block; 07e's

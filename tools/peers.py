@@ -5,8 +5,8 @@ around the call only, 3 warm-ups, >= 20 timed runs each after an L2 flush, media
 written as rows of the same CSV (rung names torch-flash, torch-cudnn). Where FlashAttention-4
 (flash-attn-4: flash_attn.cute) is importable too, its forward is timed the same way (rung name
 fa4; Q, K, V in its [B, N, H, d] layout, made outside the timed region; its causal mask is
-bottom-right, as the course's). Nothing installs it: ../shared/peers/fa4.sh says how on the GPU
-machine, and without it there are no fa4 rows.
+bottom-right, as the course's). Nothing here installs it (pip install flash-attn-4 where a package
+registry can be reached); without it there are no fa4 rows.
 
 Runs only where python3 has PyTorch with CUDA (the GPU machine); nothing in the course needs it.
 PyTorch aligns causal masks top-left while the course aligns them bottom-right, so causal shapes
