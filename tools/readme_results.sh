@@ -96,8 +96,8 @@ cat > "$IDEAS" <<'EOF'
 07b|07b|warp specialization: a producer warpgroup feeds two consumers through rings of full/empty mbarriers
 07c|07c|ping-pong: the two consumers take turns on the tensor cores, one's softmax under the other's products
 07d|07d|and inside each consumer, the softmax of tile j under the P V product of tile j − 1: FlashAttention-3's loop
-07e|07e = rung 07|persistent: one block per SM walks the work tiles, the next tile's loads under this one, O out by TMA
-07f|07f|lazy rescale (FlashAttention-4): O rescaled only when a row's max has grown by more than 2^8 since the max in use
+07e|07e|persistent: one block per SM walks the work tiles, the next tile's loads under this one, O out by TMA
+07f|07f = rung 07|lazy rescale (FlashAttention-4): O rescaled only when a row's max has grown by more than 2^8 since the max in use
 torch-flash|torch-flash|PyTorch SDPA, FlashAttention-2 backend
 torch-cudnn|torch-cudnn|PyTorch SDPA, cuDNN backend
 fa4|fa4|FlashAttention-4 (flash-attn-4, CuTe DSL), its Hopper forward
