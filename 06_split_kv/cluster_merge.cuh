@@ -8,45 +8,12 @@
  * rows' LSEs in its own shared memory; after a cluster barrier, CTA q of the C merges the q-th
  * share of the (row, 4 columns) pairs, reading the C CTAs' pieces with ld.shared::cluster, with
  * 06b's arithmetic (merge_pair); a second barrier keeps every CTA's shared memory alive until all
- * have read it. On sm_80 the host never asks for it and the instructions compile to a trap.
+ * have read it. On sm_80 the host never asks for it and the instructions compile to a trap (the
+ * cluster wrappers are common/cta_sync.cuh's).
  *
  * Compiled into split_kv.cu's translation unit (it instantiates that file's kernel). */
 
 #define SK_CLUSTER_MAX 8          /* the portable cluster size */
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-#define SK_ASM_SM90(...) asm volatile(__VA_ARGS__)
-#else
-#define SK_ASM_SM90(...) __trap()
-#endif
-__device__ __forceinline__ uint32_t cluster_rank(void)
-{
-    uint32_t r = 0;
-    SK_ASM_SM90("mov.u32 %0, %%cluster_ctarank;" : "=r"(r));
-    return r;
-}
-__device__ __forceinline__ void cluster_barrier(void)
-{
-    SK_ASM_SM90("barrier.cluster.arrive.release.aligned;\n\tbarrier.cluster.wait.acquire.aligned;" ::: "memory");
-}
-__device__ __forceinline__ uint32_t cluster_addr(const void *p, uint32_t rank)   /* rank's copy of p */
-{
-    uint32_t r = 0;
-    SK_ASM_SM90("mapa.shared::cluster.u32 %0, %1, %2;" : "=r"(r) : "r"(smem_addr(p)), "r"(rank));
-    return r;
-}
-__device__ __forceinline__ float ld_cluster(uint32_t a)
-{
-    float v = 0.0f;
-    SK_ASM_SM90("ld.shared::cluster.f32 %0, [%1];" : "=f"(v) : "r"(a) : "memory");
-    return v;
-}
-__device__ __forceinline__ float4 ld_cluster4(uint32_t a)
-{
-    float4 v = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
-    SK_ASM_SM90("ld.shared::cluster.v4.f32 {%0, %1, %2, %3}, [%4];" : "=f"(v.x), "=f"(v.y), "=f"(v.z), "=f"(v.w) : "r"(a) : "memory");
-    return v;
-}
-
 template <typename T, int D, int RG>
 struct merge_cluster {
     static __device__ __forceinline__ void put_lse(const sk_params &, const sk_plan &, const sk_out &s, int r, float lse)
@@ -60,8 +27,7 @@ struct merge_cluster {
     static __device__ __forceinline__ void finish(const sk_params &p, const sk_plan &, const sk_out &s)
     {
         constexpr int CG = D / 4;
-        int C = 0;
-        SK_ASM_SM90("mov.u32 %0, %%cluster_nctarank;" : "=r"(C));
+        const int C = cluster_size();
         cluster_barrier();                    /* every CTA's s_o and s_lse are written */
         const int q = (int)cluster_rank();
         for (int e = q * SK_THREADS + threadIdx.x; e < s.n_rows * CG; e += C * SK_THREADS) {

@@ -46,8 +46,7 @@ struct merge_fused : merge_later<T, D, RG> {   /* partials are written as in 06a
         __syncthreads();                      /* every thread's partial stores, before the release */
         if (threadIdx.x == 0) {
             const int n = plan.seq_part[s.seq + 1] - plan.seq_part[s.seq];
-            int before;
-            asm volatile("atom.acq_rel.gpu.global.add.s32 %0, [%1], 1;" : "=r"(before) : "l"(plan.seq_count + s.seq) : "memory");
+            const int before = atomic_add_acq_rel(plan.seq_count + s.seq);
             *s.s_flag = before == n - 1;
             if (*s.s_flag) plan.seq_count[s.seq] = 0;
         }

@@ -50,6 +50,7 @@
 #include "../common/mma.cuh"
 #include "../common/tiles.cuh"
 #include "../common/reduce.cuh"
+#include "../common/cta_sync.cuh"
 #include "planner.h"
 #include "plan_device.h"
 #include "combine.h"
@@ -178,11 +179,9 @@ split_kv_kernel(sk_params p, sk_plan plan, sk_pages pg, int d)
     const uint32_t v_lane = smem_addr(sKV + SK_TILE * D + tile_off<D, true>(warp * 16 + (lane % 8) + ((lane / 8) % 2) * 8, (lane / 16) * 8));
     constexpr uint32_t STAGE_BYTES = (uint32_t)L::stage;
 
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-    /* Programmatic dependent launch: the combine kernel may start now; it waits (griddepcontrol.wait)
+    /* Programmatic dependent launch (sm_90): the combine kernel may start now; it waits (pdl_wait)
      * for this grid to finish before it reads any partial. */
-    asm volatile("griddepcontrol.launch_dependents;");
-#endif
+    pdl_launch_dependents();
     const int4 head = plan.cta_info[2 * blockIdx.x], first = plan.cta_info[2 * blockIdx.x + 1];
     for (int si = head.x; si < head.y; si++) {
         const int4 seg = si == head.x ? first : plan.segs[si];
@@ -448,11 +447,9 @@ combine_kernel(sk_params p, sk_plan plan, int d)
     const float *lse = plan.part_lse + (size_t)p0 * RG + r;
     const float *src = plan.part_o + ((size_t)p0 * RG + r) * D + c0 + cg * 4;
     constexpr size_t PSTRIDE = (size_t)RG * D;             /* floats from one partial to the next */
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
     /* Launched as a programmatic dependent of the split kernel (sm_90): the launch and the plan
      * reads above overlap its tail; the partials may be read only after this wait. */
-    asm volatile("griddepcontrol.wait;" ::: "memory");
-#endif
+    pdl_wait();
     float4 x[SK_COMB_BATCH];
 #pragma unroll
     for (int i = 0; i < SK_COMB_BATCH; i++) {
