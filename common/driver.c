@@ -14,25 +14,6 @@
 #include <string.h>
 #include "driver.h"
 
-void emit(driver *D, report_row *row)
-{
-    if (!D->opt.quiet) {
-        if (!D->header_done) report_table_header(stdout);
-        D->header_done = 1;
-        report_table_row(stdout, row);
-    }
-    if (D->opt.csv && D->have_device) report_csv_row(D->opt.csv, &D->dev, row);
-}
-
-int run_one(driver *D, const run_case *c, uint16_t *const loaded[3], double *first_ms_out)
-{
-    if (D->opt.read_floor) {
-        *first_ms_out = 0.0;
-        return D->have_device ? run_floor(D, &c->shape, first_ms_out) : ST_OK;
-    }
-    return run_shape(D, c, loaded, first_ms_out);
-}
-
 /* Variants are listed in lesson order; the last is the rung's own. */
 static const rung *pick_variant(const char *id)
 {

@@ -28,8 +28,6 @@ typedef struct driver {
 
 static inline double gib(double bytes) { return bytes / (1024.0 * 1024.0 * 1024.0); }
 
-/* driver.c: every row goes out here, to the table (unless --quiet) and the CSV (--csv). */
-void emit(driver *D, report_row *row);
 
 /* device.c: 1 and D->dev, D->env filled if there is a CUDA device, else 0. */
 int device_open(driver *D);
@@ -38,16 +36,18 @@ void nominal_env(attn_env *e);
 /* The stream, the cuBLAS handle and the L2 flush buffer. */
 void device_start(driver *D);
 
-/* driver.c: one shape, through the rung, or with --read-floor the floor of its K and V; ST_*. */
-int run_one(driver *D, const run_case *c, uint16_t *const loaded[3], double *first_ms_out);
-
 /* run_shape.c: one shape, checked, timed and reported; returns ST_*. `loaded` holds user inputs
  * (--load) or NULL for seeded ones. first_ms_out: the first launch's time (0 if none ran). */
 int run_shape(driver *D, const run_case *c, uint16_t *const loaded[3], double *first_ms_out);
+/* run_shape.c: every row goes out here, to the table (unless --quiet) and the CSV (--csv). */
+void emit(driver *D, report_row *row);
 
 /* read_floor.c: --read-floor, the floor for this shape's K and V instead of the rung; ST_*. */
 int run_floor(driver *D, const attn_shape *s, double *first_ms_out);
 
+/* sweep.c: one shape, through the rung, or with --read-floor the floor of its K and V; ST_*
+ * (main's single shape, and each of a sweep's). */
+int run_one(driver *D, const run_case *c, uint16_t *const loaded[3], double *first_ms_out);
 /* sweep.c: --sweep. sweep_check reads and validates the file alone (no GPU): 0, or -1 (printed). */
 int sweep_check(driver *D);
 int run_sweep(driver *D);      /* EXIT_* */

@@ -12,6 +12,18 @@
 #include "check_cuda.h"
 #include "half.h"
 
+/* Every row goes out here, to the table (unless --quiet) and the CSV (--csv): this file's rows,
+ * and the read floor's and the sweep's. */
+void emit(driver *D, report_row *row)
+{
+    if (!D->opt.quiet) {
+        if (!D->header_done) report_table_header(stdout);
+        D->header_done = 1;
+        report_table_row(stdout, row);
+    }
+    if (D->opt.csv && D->have_device) report_csv_row(D->opt.csv, &D->dev, row);
+}
+
 typedef struct launch_ctx {
     driver *D;
     attn_args a;
