@@ -49,7 +49,8 @@
  *     zero-filled) and K/V are double-buffered: the copy of tile j + 1 into the other stage
  *     starts right after the barrier that makes tile j visible, so it is in flight while j
  *     computes. One barrier per K/V tile instead of two; K/V shared memory doubles
- *     (80 / 96 / 160 KB in all).
+ *     (80 / 96 / 192 KB in all at d = 64 / 128 / 256; 160 KB in the 64-row tile that d = 256
+ *     keeps for GPUs that give a block less).
  *   - XOR-swizzled shared layout: 16-byte chunk c of row r is stored at c ^ (r % 8), so every
  *     8-row ldmatrix phase touches 8 different chunks, i.e. all 32 banks once, with no padding.
  *

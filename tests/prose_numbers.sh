@@ -1,0 +1,52 @@
+#!/usr/bin/env bash
+# Numbers typed into README prose, checked against the committed CSV they come from (issue 23: a
+# number in prose is generated, or checked here). Each line of tests/prose_numbers.txt:
+#
+#   FILE ;; CSV ;; FILTER ;; VALUE ;; FORMAT ;; TEXT
+#
+# FILTER: column=value pairs that pick one shape's rows of CSV (dtype defaults to f16); VALUE:
+# col[id], col[id]/col[id] or col[id]/col[id]*100, where id is a row's rung and col a column of the
+# CSV's header; FORMAT: printf's, for the value; TEXT: the words around the number in FILE, with {}
+# where it stands. The line passes when FILE holds TEXT with the number printed by FORMAT from the
+# CSV. Prints "N passed, M failed"; exit 1 on a failure. Needs bash and awk only.
+set -u
+cd "$(dirname "$0")/.."
+spec=${1:-tests/prose_numbers.txt}
+pass=0 fail=0
+
+# The number a line asks for, printed by its format; empty if the CSV has no such rows.
+value() {   # CSV FILTER VALUE FORMAT
+  awk -F, -v flt="$2" -v expr="$3" -v fmt="$4" '
+    /^#/ { next }
+    $1 == "rung" { for (i = 1; i <= NF; i++) col[$i] = i; next }
+    { n = split(flt, kv, " "); keep = 1; dt = 0
+      for (i = 1; i <= n; i++) { split(kv[i], p, "="); if (p[1] == "dtype") dt = 1
+        if ($(col[p[1]]) != p[2]) keep = 0 }
+      if (!dt && ("dtype" in col) && $(col["dtype"]) != "f16") keep = 0
+      if (keep && $(col["status"]) == "ok") for (c in col) v[c, $1] = $(col[c]) }
+    function term(t,   a) { if (!match(t, /^[a-z_]+\[[^]]+\]$/)) return ""; split(t, a, /[][]/)
+      return ((a[1], a[2]) in v) ? v[a[1], a[2]] + 0 : "" }
+    END { n = split(expr, t, "/"); x = term(t[1]); if (x == "") exit
+          if (n > 1) { k = 1; d = t[2]; if (sub(/\*100$/, "", d)) k = 100; y = term(d)
+                       if (y == "" || y == 0) exit; x = x / y * k }
+          printf fmt, x }' "$1"
+}
+
+while IFS= read -r line; do
+  case $line in ''|'#'*) continue ;; esac
+  IFS=$'\x1f' read -r file csv flt expr fmt text <<< "${line// ;; /$'\x1f'}"
+  num=$(value "$csv" "$flt" "$expr" "$fmt")
+  if [ -z "$num" ]; then fail=$((fail + 1)); echo "FAIL $file: $csv has no rows for $flt ($expr)"; continue; fi
+  want=${text//\{\}/$num}
+  if grep -qF -- "$want" "$file"; then pass=$((pass + 1))
+  else fail=$((fail + 1)); echo "FAIL $file: expected \"$want\" ($expr of $csv at $flt)"; fi
+done < "$spec"
+
+# The check can fail: a number one off is not found.
+if [ "$spec" = tests/prose_numbers.txt ]; then
+  probe="00_baseline/README.md ;; results/h100-decode.csv ;; B=8 Hq=8 Hkv=1 N=1 M=16384 d=128 ;; gbps[00] ;; %.0f ;; {}1 GB/s at B = 8,"
+  if "$0" <(echo "$probe") | grep -q "1 failed"; then pass=$((pass + 1))
+  else fail=$((fail + 1)); echo "FAIL a number that is not in the README passed"; fi
+fi
+echo "   $pass passed, $fail failed"
+[ "$fail" -eq 0 ]
