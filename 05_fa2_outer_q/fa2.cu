@@ -71,6 +71,7 @@
 #include "../common/check_cuda.h"
 #include "../common/mma.cuh"
 #include "../common/tiles.cuh"
+#include "../common/online_softmax.cuh"
 #include "fa2.h"
 
 #define LOG2E 1.4426950408889634f
@@ -221,17 +222,16 @@ fa2_kernel(const T *__restrict__ Q, const T *__restrict__ K, const T *__restrict
                 for (int nt = 0; nt < NT; nt++) mx = fmaxf(mx, fmaxf(s[mt][nt][2 * hi], s[mt][nt][2 * hi + 1]));
                 mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 1));   /* the quad holds the row */
                 mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 2));
+                /* a row with no visible key yet keeps m = -inf (common/online_softmax.cuh) */
                 const float m_new = fmaxf(m_run[mt][hi], mx * scale_log2);
-                /* A row with no visible key yet keeps m = -inf: subtract 0 instead, so that
-                 * exp2(-inf - -inf) never makes a NaN; its p and alpha come out 0. */
-                const float m_use = m_new == -INFINITY ? 0.0f : m_new;
-                const float alpha = fast_exp2(m_run[mt][hi] - m_use);
+                const float m_use = online_offset(m_new);
+                const float alpha = online_alpha(m_run[mt][hi], m_use);
                 m_run[mt][hi] = m_new;
                 float sum = 0.0f;
 #pragma unroll
                 for (int nt = 0; nt < NT; nt++) {
-                    float p0 = fast_exp2(fmaf(s[mt][nt][2 * hi], scale_log2, -m_use));
-                    float p1 = fast_exp2(fmaf(s[mt][nt][2 * hi + 1], scale_log2, -m_use));
+                    float p0 = online_p(s[mt][nt][2 * hi], scale_log2, m_use);
+                    float p1 = online_p(s[mt][nt][2 * hi + 1], scale_log2, m_use);
                     s[mt][nt][2 * hi] = p0;
                     s[mt][nt][2 * hi + 1] = p1;
                     sum += p0 + p1;

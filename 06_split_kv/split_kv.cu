@@ -49,6 +49,7 @@
 #include "../common/check_cuda.h"
 #include "../common/mma.cuh"
 #include "../common/tiles.cuh"
+#include "../common/online_softmax.cuh"
 #include "../common/reduce.cuh"
 #include "../common/cta_sync.cuh"
 #include "planner.h"
@@ -304,15 +305,15 @@ split_kv_kernel(sk_params p, sk_plan plan, sk_pages pg, int d)
                     mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 1));
                     mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 2));
                     const float m_new = fmaxf(m_run[mt][hi], mx * p.scale_log2);
-                    const float m_use = m_new == -INFINITY ? 0.0f : m_new;
-                    const float alpha = fast_exp2(m_run[mt][hi] - m_use);
+                    const float m_use = online_offset(m_new);
+                    const float alpha = online_alpha(m_run[mt][hi], m_use);
                     m_run[mt][hi] = m_new;
                     float sum = 0.0f;
 #pragma unroll
                     for (int nt = 0; nt < 2; nt++)
 #pragma unroll
                         for (int e = 0; e < 2; e++) {
-                            float pe = fast_exp2(fmaf(s[mt][nt][2 * hi + e], p.scale_log2, -m_use));
+                            float pe = online_p(s[mt][nt][2 * hi + e], p.scale_log2, m_use);
                             s[mt][nt][2 * hi + e] = pe;
                             sum += pe;
                         }
@@ -383,7 +384,7 @@ split_kv_kernel(sk_params p, sk_plan plan, sk_pages pg, int d)
             float m = -INFINITY;
 #pragma unroll
             for (int w = 0; w < SK_WARPS; w++) m = fmaxf(m, sM[w * RG + r]);
-            const float m_use = m == -INFINITY ? 0.0f : m;
+            const float m_use = online_offset(m);
             float f[SK_WARPS], l = 0.0f;
 #pragma unroll
             for (int w = 0; w < SK_WARPS; w++) {

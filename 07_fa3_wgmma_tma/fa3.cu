@@ -41,7 +41,7 @@
 #include "../common/attn.h"
 #include "../common/check_cuda.h"
 #include "../common/hopper.cuh"
-#include "../common/tiles.cuh"
+#include "../common/online_softmax.cuh"
 #include "../common/tensor_map.h"
 
 #define F3_SMEM_MAX (227 * 1024)  /* the most shared memory a block may have on an H100 */
@@ -242,17 +242,16 @@ static __device__ __forceinline__ bool f3_softmax(f3_rows<T> &r, float (&s)[T::B
 #pragma unroll
     for (int hi = 0; hi < 2; hi++) {
         if (!keep) {
-            const float m_use = m_new[hi] == -INFINITY ? 0.0f : m_new[hi];
-            alpha[hi] = fast_exp2(r.m[hi] - m_use);
+            alpha[hi] = online_alpha(r.m[hi], online_offset(m_new[hi]));
             r.m[hi] = m_new[hi];
         }
-        const float m_use = r.m[hi] == -INFINITY ? 0.0f : r.m[hi];
+        const float m_use = online_offset(r.m[hi]);
         float sum = 0.0f;
 #pragma unroll
         for (int i = 0; i < SN; i += 4)
 #pragma unroll
             for (int e = 0; e < 2; e++) {
-                const float pe = fast_exp2(fmaf(s[i + 2 * hi + e], p.scale_log2, -m_use));
+                const float pe = online_p(s[i + 2 * hi + e], p.scale_log2, m_use);
                 s[i + 2 * hi + e] = pe;
                 sum += pe;
             }

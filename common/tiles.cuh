@@ -1,20 +1,10 @@
-/* Shared-memory tiles for the mma.sync rungs (05, 06): the XOR-swizzled layout, the tile loader
- * (cp.async or plain loads, zero-filled tails, optionally rows shorter than the tile) and a fast
- * exp2. */
+/* Shared-memory tiles for the mma.sync rungs (05, 06): the XOR-swizzled layout and the tile loader
+ * (cp.async or plain loads, zero-filled tails, optionally rows shorter than the tile). */
 #ifndef TILES_CUH
 #define TILES_CUH
 
 #include <cuda_fp16.h>
 #include "mma.cuh"
-
-/* 2^x with the hardware approximation (MUFU.EX2, about 2 ulp): exp2f without -use_fast_math adds
- * range handling this kernel does not need. 2^-inf = 0. */
-static __device__ __forceinline__ float fast_exp2(float x)
-{
-    float y;
-    asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(x));
-    return y;
-}
 
 /* Offset (in halves) of element (row, col) of a tile with D halves per row. Columns come in
  * 16-byte chunks of 8 halves; the swizzle permutes the chunks of a row by XOR with (row % 8). */

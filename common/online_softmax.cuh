@@ -1,0 +1,45 @@
+/* The online softmax of the tensor-core rungs (05, 06, 07), one row at a time, in log2 units: the
+ * scores are multiplied by scale · log2(e) as they are used, and 2^x replaces e^x (the same
+ * softmax: 2^(x log2 e) = e^x). A row's running max m is kept in those units; it is -inf until the
+ * row has seen a key. Per tile, each rung finds the row's new max m_new over its scores (how the
+ * row's scores are spread over lanes differs: mma.sync or wgmma fragments), then:
+ *
+ *   off   = online_offset(m_new)           what the row's exponentials subtract from now on
+ *   alpha = online_alpha(m, off)           O and l are multiplied by it; then m = m_new
+ *   p     = online_p(s, scale_log2, off)   each score's unnormalised probability; l += the p's
+ *
+ * The {m, l} state and its merge across threads, warps and blocks are common/md.h's. */
+#ifndef ONLINE_SOFTMAX_CUH
+#define ONLINE_SOFTMAX_CUH
+
+#include <math.h>
+
+/* 2^x with the hardware approximation (MUFU.EX2, about 2 ulp): exp2f without -use_fast_math adds
+ * range handling these kernels do not need. 2^-inf = 0. */
+static __device__ __forceinline__ float fast_exp2(float x)
+{
+    float y;
+    asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(x));
+    return y;
+}
+
+/* The offset a row's exponentials subtract: its max, or 0 while it has seen no key, so that
+ * 2^(-inf - -inf) never makes a NaN; its p and alpha then come out 0. */
+static __device__ __forceinline__ float online_offset(float m)
+{
+    return m == -INFINITY ? 0.0f : m;
+}
+
+/* The factor a row's O and l take when its max moves from m_old to the one whose offset is off. */
+static __device__ __forceinline__ float online_alpha(float m_old, float off)
+{
+    return fast_exp2(m_old - off);
+}
+
+/* A score's unnormalised probability, 2^(s · scale_log2 - offset). */
+static __device__ __forceinline__ float online_p(float s, float scale_log2, float offset)
+{
+    return fast_exp2(fmaf(s, scale_log2, -offset));
+}
+
+#endif
