@@ -17,7 +17,7 @@
  * The algorithm is Algorithm 1 of the FlashAttention paper (Dao et al., 2022, arXiv:2205.14135):
  * the loop over K/V tiles j is OUTSIDE, the loop over Q tiles i INSIDE, so the running state of
  * every query row -- O_i, m_i, l_i -- lives in device memory and makes a round trip there on
- * every K/V tile. Names follow the paper: Br, Bc, Tr, Tc, S, P, m, l (md.h's md_t holds {m, l}
+ * every K/V tile. Names follow the paper: Br, Bc, Tr, Tc, S, P, m, l (softmax_state.h's md_t holds {m, l}
  * as {m, d}). */
 #include <cuda_fp16.h>
 #include <math.h>
@@ -25,7 +25,7 @@
 #include "../common/attn.h"
 #include "../common/check_cuda.h"
 #include "../common/fa1.cuh"
-#include "../common/md.h"
+#include "../common/softmax_state.h"
 
 #define MAX_TILE 64   /* largest Br = Bc tried: one thread per row, so also the block size */
 

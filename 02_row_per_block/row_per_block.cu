@@ -12,8 +12,8 @@
  *     conflicts), and O is read and written a whole row at a time (coalesced);
  *   - the price: each score q.k is split over the block, so it needs a block-wide sum (block_sum,
  *     two __syncthreads), and the row's {m, l} over a tile is a block-wide merge (block_md) -- the
- *     first time the online-softmax merge of md.h is used as a reduction operator.
- * Names follow the paper: Bc, Tc, S, P, m, l (md.h's md_t holds {m, l} as {m, d}). */
+ *     first time the online-softmax merge of softmax_state.h is used as a reduction operator.
+ * Names follow the paper: Bc, Tc, S, P, m, l (softmax_state.h's md_t holds {m, l} as {m, d}). */
 #include <cuda_fp16.h>
 #include <math.h>
 #include <stdio.h>

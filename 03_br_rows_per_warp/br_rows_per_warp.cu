@@ -14,7 +14,7 @@
  *     one slow reduction no longer stalls the whole block.
  * Loads stay coalesced (flat tile copies, a warp reads a whole q row) and shared-memory reads stay
  * conflict-free (lanes walk consecutive columns), as in rung 02.
- * Names follow the paper: Br, Bc, Tr, Tc, S, P, m, l (md.h's md_t holds {m, l} as {m, d}). */
+ * Names follow the paper: Br, Bc, Tr, Tc, S, P, m, l (softmax_state.h's md_t holds {m, l} as {m, d}). */
 #include <cuda_fp16.h>
 #include <math.h>
 #include <stdio.h>

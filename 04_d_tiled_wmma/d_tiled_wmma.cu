@@ -17,7 +17,7 @@
  * The storage type T is a template parameter: float16 (__half) or bfloat16 (__nv_bfloat16, WMMA
  * fragments of sm_80+). Only the fragments and the float -> T conversions of P and O change.
  *
- * Names follow the paper: Br, Bc, S, P, m, l; md_t (common/md.h) holds {m, l} as {m, d}. */
+ * Names follow the paper: Br, Bc, S, P, m, l; md_t (common/softmax_state.h) holds {m, l} as {m, d}. */
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 #include <mma.h>

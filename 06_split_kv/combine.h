@@ -5,7 +5,7 @@
  * its scores (FlashAttention's LSE; -inf for a piece whose keys are all masked). The whole row is
  *     LSE = log(sum_c exp(lse_c)),     O = sum_c w_c * o_c,     w_c = exp(lse_c - LSE),
  * because exp(lse_c) is piece c's denominator, so w_c is its share of the row's. This is the
- * {m, d} state of common/md.h one level up, with the partial LSEs as the scores:
+ * {m, d} state of common/softmax_state.h one level up, with the partial LSEs as the scores:
  *     m = max_c lse_c,   d = sum_c exp(lse_c - m),   LSE = m + log(d),   w_c = exp(lse_c - m) / d.
  * The weights are formed from m and d, not as exp(lse_c - LSE): LSE rounded to float is off by
  * up to half an ulp of |LSE| (3e-5 at LSE = 1000), and that error would land in every weight.
@@ -21,7 +21,7 @@
 #define COMBINE_H
 
 #include <math.h>
-#include "../common/md.h"
+#include "../common/softmax_state.h"
 
 #ifdef __CUDACC__
 #define COMBINE_FN __host__ __device__ static inline

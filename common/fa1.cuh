@@ -4,7 +4,7 @@
  * The FA1 loop order (K/V tiles outer, Q tiles inner) means a query row's running state leaves
  * the chip after every K/V tile. The workspace holds it: O in float32 (rounding a running O to
  * float16 after each of Tc tiles would add up to more error than the 2e-3 tolerance at long
- * sequences), normalized by l as in the paper, then {m, l} per row (md_t of md.h). The kernels
+ * sequences), normalized by l as in the paper, then {m, l} per row (md_t of softmax_state.h). The kernels
  * initialize it themselves; the float16 O and the LSE are written after the last tile. */
 #ifndef FA1_CUH
 #define FA1_CUH
@@ -12,7 +12,7 @@
 #include <cuda_fp16.h>
 #include <stdio.h>
 #include "attn.h"
-#include "md.h"
+#include "softmax_state.h"
 
 typedef struct fa1_params {
     const __half *q, *k, *v;

@@ -166,7 +166,7 @@ int npy_load4(const char *path, attn_dtype t, uint16_t **data, int dims[4], char
 int npy_save_f16(const char *path, const uint16_t *data, const int *dims, int ndim);
 int npy_save_f32(const char *path, const float *data, const int *dims, int ndim);
 
-/* ---------------------------------------------------------------- bench.c */
+/* ---------------------------------------------------------------- timing.c */
 
 typedef struct bench_result {
     double ms_median, ms_min, ms_max;

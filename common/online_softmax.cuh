@@ -8,7 +8,7 @@
  *   alpha = online_alpha(m, off)           O and l are multiplied by it; then m = m_new
  *   p     = online_p(s, scale_log2, off)   each score's unnormalised probability; l += the p's
  *
- * The {m, l} state and its merge across threads, warps and blocks are common/md.h's. */
+ * The {m, l} state and its merge across threads, warps and blocks are common/softmax_state.h's. */
 #ifndef ONLINE_SOFTMAX_CUH
 #define ONLINE_SOFTMAX_CUH
 

@@ -1,4 +1,4 @@
-/* Warp and block reductions over float (sum, max) and over the {m, d} state of md.h.
+/* Warp and block reductions over float (sum, max) and over the {m, d} state of softmax_state.h.
  *
  * Warp versions use butterfly shuffles (__shfl_xor_sync), so every lane ends with the result.
  * Block versions reduce inside each warp, pass one value per warp through shared memory, reduce
@@ -7,7 +7,7 @@
 #ifndef REDUCE_CUH
 #define REDUCE_CUH
 
-#include "md.h"
+#include "softmax_state.h"
 
 #define FULL_MASK 0xffffffffu
 

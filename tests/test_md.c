@@ -1,4 +1,4 @@
-/* The online-softmax state {m, d} of common/md.h: the identity, a worked stream by hand, and that
+/* The online-softmax state {m, d} of common/softmax_state.h: the identity, a worked stream by hand, and that
  * the merge gives the same state whatever the order or the tree (the property every rung's
  * reductions rely on). */
 #include <math.h>
@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include "test.h"
 #include "../common/harness.h"
-#include "../common/md.h"
+#include "../common/softmax_state.h"
 
 #define NS 64   /* stream length for the order tests */
 

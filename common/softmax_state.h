@@ -10,8 +10,8 @@
  *
  * Written for C and CUDA alike (__host__ __device__), so the CPU tests exercise the very code the
  * kernels run. */
-#ifndef MD_H
-#define MD_H
+#ifndef SOFTMAX_STATE_H
+#define SOFTMAX_STATE_H
 
 #include <math.h>
 
