@@ -35,10 +35,8 @@ endif
 CUDA_HOME ?= $(patsubst %/bin/,%,$(dir $(NVCC_PATH)))
 
 # sm_80 (A100) and sm_90 (H100/H200) machine code; no -use_fast_math (see CONTRIBUTING.md).
-# Rung 07 uses Hopper-only instructions (wgmma, setmaxnreg): its kernels are built for sm_90a alone,
-# and on other GPUs the rung refuses.
+# A rung folder may hold a file ARCH that names other architectures for its .cu files (below).
 ARCH    ?= -gencode=arch=compute_80,code=sm_80 -gencode=arch=compute_90,code=sm_90
-ARCH_90A := -gencode=arch=compute_90a,code=sm_90a
 NVBASE  := -O3 -lineinfo --threads 2 -std=c++17 -Xcompiler -Wall,-Wextra -MMD -MP
 NVFLAGS := $(NVBASE) $(ARCH)
 CFLAGS  := -std=c11 -D_POSIX_C_SOURCE=200809L -O2 -Wall -Wextra -Werror -fopenmp -MMD -MP \
@@ -80,7 +78,20 @@ $(BUILD)/obj/%.o: %.cu
 	@mkdir -p $(dir $@)
 	$(NVCC) $(NVFLAGS) -c $< -o $@
 
-$(BUILD)/obj/07_%.o: NVFLAGS = $(NVBASE) $(ARCH_90A)
+# A rung whose kernels need machine code other than $(ARCH) says so in a file ARCH in its folder:
+# the architectures, separated by blanks, with # comments; its .cu files are then compiled for those
+# alone. 07_fa3_wgmma_tma/ARCH holds 90a: wgmma and setmaxnreg exist on sm_90a alone, so fa3.cu gets
+# -gencode=arch=compute_90a,code=sm_90a and nothing else (and rung 07 refuses other GPUs). These
+# rules name no rung, so a new Hopper rung needs its ARCH file and no Makefile edit
+# (tests/new_rung.sh checks this). An edited ARCH file rebuilds its folder's objects; the binary
+# still links with $(ARCH), as there is no device link.
+gencode   = $(foreach a,$(1),-gencode=arch=compute_$(a),code=sm_$(a))
+rung_arch = $(strip $(shell sed 's/\#.*//' $(1)/ARCH))
+define rung_arch_rule
+$(BUILD)/obj/$(1)/%.o: NVFLAGS = $(NVBASE) $(if $(2),$(call gencode,$(2)),$$(error $(1)/ARCH names no architecture: write one, e.g. 90a, or remove the file))
+$(patsubst %.cu,$(BUILD)/obj/%.o,$(wildcard $(1)/*.cu)): $(1)/ARCH
+endef
+$(foreach r,$(RUNG_DIRS),$(if $(wildcard $(r)/ARCH),$(eval $(call rung_arch_rule,$(r),$(call rung_arch,$(r))))))
 
 # --- one binary per rung: its own .cu/.c files + the driver + common ----------------------
 define rung_rule

@@ -69,6 +69,19 @@ section tests/models.sh
 echo "== first commands: make without gnuplot, make stage, --help (tests/tools.sh)"
 section tests/tools.sh
 
+# --- 2f. CONTRIBUTING.md's "Adding a rung", done in a copy of the repository: a plain rung and a
+#         Hopper rung (an ARCH file, no Makefile edit) built by make, listing their variants ---
+echo "== a new rung as CONTRIBUTING.md says (tests/new_rung.sh)"
+section tests/new_rung.sh
+
+# --- 2g. common/ without circles: its files' call graph and include graph (tsort), driver.c main() alone ---
+echo "== common/ call and include graphs (tests/common_graph.sh)"
+section tests/common_graph.sh
+
+# --- 2h. Numbers typed into README prose, each checked against its committed CSV (tests/prose_numbers.txt) ---
+echo "== numbers in README prose against the CSVs (tests/prose_numbers.sh)"
+section tests/prose_numbers.sh
+
 # --- 3. Plots draw from the committed results (needs gnuplot) ---
 echo "== plots from results/"
 if command -v gnuplot >/dev/null 2>&1; then
