@@ -12,48 +12,52 @@ mkdir -p "$tmp/res" "$tmp/empty" "$tmp/png" "$tmp/png2"
 cp tests/data/models-synthetic.csv "$tmp/res/x-models.csv"
 block=$(RESULTS_DIR="$tmp/res" tools/readme_results.sh --print "models gpu=x" 2>&1); rc=$?
 check "block: made from the CSV (exit 0)" "$rc" 0
-contains "block: names the CSV and both commits (a rerun of rung 00)" "$(printf '%s\n' "$block" | head -n 1)" \
-  "$tmp/res/x-models.csv: every rung variant and the peers over sweeps/models.txt (commits synth01, synth02: rows of more than one run, the CSV's # rerun: lines say which; SYNTHETIC GPU (test data))"
+contains "block: names the CSV and its device" "$(printf '%s\n' "$block" | head -n 1)" \
+  "$tmp/res/x-models.csv (SYNTHETIC GPU (test data)): every rung variant and the peers over sweeps/models.txt"
 
 # ---- prefill: a column per rung that ran a row (01 and 06 ran none), the best variant of each ------
 pre=$(printf '%s\n' "$block" | sed -n '/^\*\*Prefill\*\*/,/^\*\*Decode\*\*/p')
-has "prefill: the shape, from the rows" "$pre" "**Prefill**, causal, B = 4, N = 4096, M = 4096 (B·N = 16384 tokens), TFLOP/s:"
+contains "prefill: both commits (a rerun of rung 00), and the shape every row shares" "$pre" \
+  "$tmp/res/x-models.csv, rows from the runs at commits synth02, synth01; tflops of each row; in every row B = 4, Hq = 32, N = 4096, M = 4096, causal, dtype = bf16:"
 has "prefill: columns 00 04 05 07 and the peers; none for 01 and 06, which ran no row" "$pre" \
-  "| model | Hq / Hkv / d | 00 | 04 | 05 | 07 | torch-flash | torch-cudnn |"
+  "| model | Hkv | d | 00 | 04 | 05 | 07 | torch-flash | torch-cudnn |"
 # 00: the rerun's 56.0, not the first row's 50.0; 05: 05c's 300 over 05a's 50.0; 07: 07c's 520 over 07a's 450
 has "prefill: Llama-3.1-8B and Mistral-7B in one row; the rerun's 00, the best variant of 05 and 07" "$pre" \
-  "| Llama-3.1-8B, Mistral-7B | 32 / 8 / 128 | 56.0 | 20.0 | 300 (05c) | 520 (07c) | 300 | 550 |"
+  "| Llama-3.1-8B, Mistral-7B | 8 | 128 | 56.0 | 20.0 | 300 (05c) | 520 (07c) | 300 | 550 |"
 has "prefill: Phi-3-mini's skipped, refused and peer-refused cells" "$pre" \
-  "| Phi-3-mini | 32 / 32 / 96 | 45.0 | skipped | 250 (05c) | refused | 280 | refused |"
-contains "prefill: why 01 has no column (every model)" "$pre" \
-  "01, every model: float16 only: this rung converts float16 to float32 on load and has no bfloat16 path"
+  "| Phi-3-mini | 32 | 96 | 45.0 | skipped | 250 (05c) | refused | 280 | refused |"
+contains "prefill: why 01 has no column" "$pre" \
+  "01: float16 only: this rung converts float16 to float32 on load and has no bfloat16 path"
 contains "prefill: why 04 has no number for Phi-3-mini (too slow)" "$pre" \
-  "04, Phi-3-mini: skipped: too slow (one run took 12.0 s at B=4 N=4096 M=4096 d=96 causal=1)"
+  "04: skipped: too slow (one run took 12.0 s at B=4 N=4096 M=4096 d=96 causal=1)"
 
-# ---- decode, B = 16, M = 4096: rung 06 on its paged float16 rows, a column of its own ------------
-d16=$(printf '%s\n' "$block" | sed -n '/^\*\*Decode\*\*, one query token, B = 16, M = 4096/,/^\*\*Decode\*\*, one query token, B = 1,/p')
-has "decode 16 x 4096: columns, 06 on a paged cache in float16" "$d16" \
-  "| model | Hq / Hkv / d | 00 | 04 | 05 | 06 (paged, float16) | 07 | torch-flash | torch-cudnn |"
-has "decode 16 x 4096: Llama-3.1-8B's row (06c over 06a)" "$d16" \
-  "| Llama-3.1-8B, Mistral-7B | 32 / 8 / 128 | 1000 | 60.0 | 350 (05c) | 2600 (06c) | 340 (07c) | 1700 | 2000 |"
+# ---- decode, B = 16, M = 4096: rung 06 on its paged float16 rows, lines of their own ------------
+d16=$(printf '%s\n' "$block" | sed -n '/^\*\*Decode\*\*, B = 16, M = 4096/,/^\*\*Decode\*\*, B = 1,/p')
+has "decode 16 x 4096: columns; the paged float16 rows lines of their own" "$d16" \
+  "| model | Hkv | d | dtype | page | 00 | 04 | 05 | 06 | 07 | torch-flash | torch-cudnn |"
+has "decode 16 x 4096: Llama-3.1-8B's contiguous row" "$d16" \
+  "| Llama-3.1-8B, Mistral-7B | 8 | 128 | bf16 | – | 1000 | 60.0 | 350 (05c) | refused | 340 (07c) | 1700 | 2000 |"
+has "decode 16 x 4096: Llama-3.1-8B's paged row (06c over 06a)" "$d16" \
+  "| Llama-3.1-8B, Mistral-7B | 8 | 128 | f16 | 64 | refused | refused | refused | 2600 (06c) | refused | refused | refused |"
 has "decode 16 x 4096: Phi-3-mini's row (d = 96: no 06, no 07)" "$d16" \
-  "| Phi-3-mini | 32 / 32 / 96 | 900 | 55.0 | 300 (05c) | refused | refused | 1600 | 1900 |"
+  "| Phi-3-mini | 32 | 96 | bf16 | – | 900 | 55.0 | 300 (05c) | refused | refused | 1600 | 1900 |"
 contains "decode 16 x 4096: the rungs that read K and V contiguous, on the paged rows, together" "$d16" \
-  "00, 01, 04, 05 (paged, float16), every model: this rung reads K and V contiguous"
+  "00, 01, 04, 05, 07: this rung reads K and V contiguous"
 contains "decode 16 x 4096: the peers skip the paged rows" "$d16" \
-  "torch-flash, torch-cudnn (paged, float16), every model: a paged KV cache (page=64): SDPA reads K and V contiguous; not run"
+  "torch-flash, torch-cudnn: a paged KV cache (page=64): SDPA reads K and V contiguous; not run"
 
 # ---- decode, B = 1, M = 32768: a model without rows of the shape has no row; a FAIL is named -----
-d1=$(printf '%s\n' "$block" | sed -n '/^\*\*Decode\*\*, one query token, B = 1, M = 32768/,$p')
-has "decode 1 x 32768: 07c's number where 07a failed" "$d1" \
-  "| Llama-3.1-8B, Mistral-7B | 32 / 8 / 128 | 200 | 8.0 | 18.0 (05c) | 1150 (06c) | 150 (07c) | 400 | 900 |"
-check "decode 1 x 32768: no row for Phi-3-mini (no row of this shape)" "$(printf '%s\n' "$d1" | grep -c '^| Phi-3-mini')" 0
+d1=$(printf '%s\n' "$block" | sed -n '/^\*\*Decode\*\*, B = 1, M = 32768/,$p')
+has "decode 1 x 32768: 07c's number where 07a failed (Llama-3.1-8B's contiguous row)" "$d1" \
+  "| bf16 | – | 200 | 8.0 | 18.0 (05c) | refused | 150 (07c) | 400 | 900 |"
+check "decode 1 x 32768: no row for Phi-3-mini (no row of this shape)" "$(printf '%s\n' "$d1" | grep -c 'Phi-3-mini')" 0
 contains "decode 1 x 32768: the failed variant named under the table" "$d1" \
-  "failed: 07 on Llama-3.1-8B, Mistral-7B: 07a FAIL: rel-L2 error 5.0e-02 > 1e-02."
+  "07a on Llama-3.1-8B, Mistral-7B: FAIL: rel-L2 error 5.0e-02 > 1e-02"
 # decode=: other shapes; one the CSV does not have is said so
 other=$(RESULTS_DIR="$tmp/res" tools/readme_results.sh --print "models gpu=x decode=64x4096,2x2" 2>&1)
-has "decode=64x4096: the shape asked for (only rung 00 ran it)" "$other" "| Llama-3.1-8B, Mistral-7B | 32 / 8 / 128 | 1500 |"
-has "decode=2x2: a shape without rows is said so" "$other" "**Decode**, B = 2, M = 2: no rows in $tmp/res/x-models.csv."
+has "decode=64x4096: the shape asked for (only rung 00 ran it)" "$other" "| 1500 |"
+contains "decode=64x4096: Llama-3.1-8B's row, the only one" "$other" "in every row model = Llama-3.1-8B, Mistral-7B, B = 64,"
+contains "decode=2x2: a shape without rows is said so" "$other" "no rows with N=1,B=2,M=2 in $tmp/res/x-models.csv"
 
 # ---- no CSV, or no model= in it: no block, and the README's is left as it is --------------------
 if RESULTS_DIR="$tmp/empty" tools/readme_results.sh --print "models gpu=x" > "$tmp/none.txt" 2>&1; then
