@@ -4,10 +4,12 @@
 #
 #   FILE ;; CSV ;; FILTER ;; VALUE ;; FORMAT ;; TEXT
 #
-# FILTER: column=value pairs that pick one shape's rows of CSV (dtype defaults to f16); VALUE:
-# col[id], col[id]/col[id] or col[id]/col[id]*100, where id is a row's rung and col a column of the
-# CSV's header; FORMAT: printf's, for the value; TEXT: the words around the number in FILE, with {}
-# where it stands. The line passes when FILE holds TEXT with the number printed by FORMAT from the
+# FILTER: column=value pairs that pick one shape's rows of CSV (dtype defaults to f16; dtype=any
+# takes both); VALUE: col[id], col[id]/col[id] or col[id]/col[id]*100, where id is a row's rung and
+# col a column of the CSV's header, for the one shape FILTER picks; or "min X" / "max X" of such an
+# X over every shape it picks (B Hq Hkv N M d causal dtype), and "min% X" / "max% X" for
+# (X - 1) * 100, a ratio as a percentage gained; FORMAT: printf's, for the value; TEXT: the words
+# around the number in FILE, with {} where it stands. The line passes when FILE holds TEXT with the number printed by FORMAT from the
 # CSV. Prints "ok ..." or "FAIL ..." per line; exit 1 on a failure. Needs bash and awk only.
 set -u
 cd "$(dirname "$0")/.."
@@ -20,16 +22,28 @@ value() {   # CSV FILTER VALUE FORMAT
     /^#/ { next }
     $1 == "rung" { for (i = 1; i <= NF; i++) col[$i] = i; next }
     { n = split(flt, kv, " "); keep = 1; dt = 0
-      for (i = 1; i <= n; i++) { split(kv[i], p, "="); if (p[1] == "dtype") dt = 1
+      for (i = 1; i <= n; i++) { split(kv[i], p, "="); if (p[1] == "dtype") { dt = 1; if (p[2] == "any") continue }
         if ($(col[p[1]]) != p[2]) keep = 0 }
       if (!dt && ("dtype" in col) && $(col["dtype"]) != "f16") keep = 0
-      if (keep && $(col["status"]) == "ok") for (c in col) v[c, $1] = $(col[c]) }
-    function term(t,   a) { if (!match(t, /^[a-z_]+\[[^]]+\]$/)) return ""; split(t, a, /[][]/)
-      return ((a[1], a[2]) in v) ? v[a[1], a[2]] + 0 : "" }
-    END { n = split(expr, t, "/"); x = term(t[1]); if (x == "") exit
-          if (n > 1) { k = 1; d = t[2]; if (sub(/\*100$/, "", d)) k = 100; y = term(d)
-                       if (y == "" || y == 0) exit; x = x / y * k }
-          printf fmt, x }' "$1"
+      if (!keep || $(col["status"]) != "ok") next
+      k = $2 SUBSEP $3 SUBSEP $4 SUBSEP $5 SUBSEP $6 SUBSEP $7 SUBSEP $8 SUBSEP $(col["dtype"])
+      if (!(k in shape)) { shape[k] = 1; keys[++nk] = k }
+      for (c in col) v[c, $1, k] = $(col[c]) }
+    function term(t, k,   a) { if (!match(t, /^[a-z_]+\[[^]]+\]$/)) return ""; split(t, a, /[][]/)
+      return ((a[1], a[2], k) in v) ? v[a[1], a[2], k] + 0 : "" }
+    function val(e, k,   t, n, x, y, d, m) { n = split(e, t, "/"); x = term(t[1], k); if (x == "" || n == 1) return x
+      m = 1; d = t[2]; if (sub(/\*100$/, "", d)) m = 100; y = term(d, k); if (y == "" || y == 0) return ""
+      return x / y * m }
+    END { agg = ""; e = expr
+          if (match(e, /^(min|max)%? /)) { agg = substr(e, 1, RLENGTH - 1); e = substr(e, RLENGTH + 1) }
+          else if (nk != 1) exit                  # one value needs one shape
+          got = 0
+          for (i = 1; i <= nk; i++) { x = val(e, keys[i]); if (x == "") continue
+            if (!got || (agg ~ /^min/ && x < r) || (agg ~ /^max/ && x > r)) r = x; got = 1 }
+          if (!got) exit
+          if (agg ~ /%$/) r = (r - 1) * 100
+          out = sprintf(fmt, r); if (out ~ /^-0(\.0+)?$/) out = substr(out, 2)   # -0 reads as 0
+          printf "%s", out }' "$1"
 }
 
 while IFS= read -r line; do
