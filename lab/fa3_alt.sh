@@ -12,7 +12,8 @@ ln -sfn ../../common build/alt-src/common             # the sources include ../c
 cp 07_fa3_wgmma_tma/*.cu 07_fa3_wgmma_tma/*.cuh "$src"/
 sed -i "$script" "$src/$file"
 if cmp -s "$src/$file" "07_fa3_wgmma_tma/$file"; then echo "fa3_alt: '$script' changed nothing in $file" >&2; exit 2; fi
-objs=$(ls build/obj/common/*.o | grep -v '/test_')
+objs=$(for o in build/obj/common/*.o; do                  # those whose source is still there
+         n=$(basename "$o" .o); [ -f common/$n.c ] || [ -f common/$n.cu ] && echo "$o"; done)
 nvcc -O3 -lineinfo --threads 2 -std=c++17 -gencode=arch=compute_90a,code=sm_90a -Icommon -I. \
      -c "$src/fa3.cu" -o "$src/fa3.o"
 nvcc -gencode=arch=compute_90a,code=sm_90a -o build/bin-alt/07_$name "$src/fa3.o" $objs -lcublas -Xcompiler -fopenmp -lm
