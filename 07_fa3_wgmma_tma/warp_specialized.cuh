@@ -305,7 +305,7 @@ fa3_ws_kernel(const __grid_constant__ CUtensorMap tq, const __grid_constant__ CU
     else __syncthreads();
 
     if (threadIdx.x < 128) {                    /* the producer */
-        setmaxnreg_dec<(CL > 1 ? 32 : 24)>();   /* 07g: the cluster's steps take more; 32 + 2 x 240 is the SM's 65,536 */
+        setmaxnreg_dec<24>();
         if (threadIdx.x < 32) f3_produce<T, PERSIST, CL>(sm, &tq, &tk, &tv, &to, p);
     } else {                                    /* a consumer */
         setmaxnreg_inc<T::REGS>();
