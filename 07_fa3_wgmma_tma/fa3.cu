@@ -40,7 +40,6 @@
 #include <string.h>
 #include "../common/attn.h"
 #include "../common/check_cuda.h"
-#include "../common/cta_sync.cuh"
 #include "../common/hopper.cuh"
 #include "../common/online_softmax.cuh"
 #include "../common/tensor_map.h"
@@ -68,9 +67,7 @@
  *       O (32) fit, a 192-key tile's S (96) would not leave room for the rest.
  *   TURNS  07d and 07e keep 07c's turns between the consumers up to d = 128 (intra_overlap.cuh).
  *   O_SEP  07e stages O (128 x DV) in shared memory of its own where that still fits; else over
- *       O_STAGES of the V stages (persistent.cuh says which).
- *   PAIR  07g runs two blocks as a cluster sharing K and V when not causal (cluster.cuh): at
- *       d = 128 and 256, where FlashAttention-3 does. */
+ *       O_STAGES of the V stages (persistent.cuh says which). */
 template <int DK_, bool WIDE = false, int CW_ = 2>
 struct f3_tile {
     static constexpr int DK = DK_;
@@ -84,7 +81,6 @@ struct f3_tile {
     static constexpr int FIT = (int)((F3_SMEM_MAX - 2048 - q_bytes) / (2 * kv_bytes));
     static constexpr int STAGES = FIT < 3 ? FIT : 3;
     static constexpr bool TURNS = DK <= 128;
-    static constexpr bool PAIR = DK == 128 || DK == 256;
     static constexpr size_t ring = 1024 + q_bytes + 2 * STAGES * kv_bytes + 256;   /* + alignment, barriers */
     static constexpr bool O_SEP = ring + q_bytes <= F3_SMEM_MAX;
     static constexpr int O_STAGES = O_SEP ? 0 : (int)((q_bytes + kv_bytes - 1) / kv_bytes);
@@ -406,7 +402,6 @@ fa3_kernel(const __grid_constant__ CUtensorMap tq, const __grid_constant__ CUten
 #include "intra_overlap.cuh"
 #include "persistent.cuh"
 #include "lazy_rescale.cuh"
-#include "cluster.cuh"
 
 /* ---- host ---------------------------------------------------------------------------------- */
 
@@ -415,35 +410,30 @@ typedef void (*f3_kernel_fn)(const CUtensorMap, const CUtensorMap, const CUtenso
 typedef struct f3_variant {
     f3_kernel_fn kernel;
     size_t smem;
-    int br, bc, threads, dk, cl;   /* cl: blocks per cluster (07g), each loading bc / cl rows of a K/V tile */
+    int br, bc, threads, dk;
 } f3_variant;
 
-enum { F3_07A, F3_07B, F3_07C, F3_07D, F3_07E, F3_07F, F3_07G };
+enum { F3_07A, F3_07B, F3_07C, F3_07D, F3_07E, F3_07F };
 
-/* The kernel of a variant for a tile and storage type (07g: in clusters of two where pair is set). */
+/* The kernel of a variant for a tile and storage type. */
 template <class T, bool BF16>
-static f3_kernel_fn f3_kernel_of(int var, int pair)
+static f3_kernel_fn f3_kernel_of(int var)
 {
     switch (var) {
     case F3_07A: return fa3_kernel<T, BF16>;
-    case F3_07B: return fa3_ws_kernel<T, BF16, F3_LOOP_WS, false, F3_SOFT_FA3, 1>;
-    case F3_07C: return fa3_ws_kernel<T, BF16, F3_LOOP_PP, false, F3_SOFT_FA3, 1>;
-    case F3_07D: return fa3_ws_kernel<T, BF16, F3_LOOP_OV, false, F3_SOFT_FA3, 1>;
-    case F3_07E: return fa3_ws_kernel<T, BF16, F3_LOOP_OV, true, F3_SOFT_FA3, 1>;
-    default:
-        if constexpr (T::PAIR)
-            if (pair) return fa3_ws_kernel<T, BF16, F3_LOOP_OV, true, F3_SOFT_LAZY, 2>;
-        return fa3_ws_kernel<T, BF16, F3_LOOP_OV, true, F3_SOFT_LAZY, 1>;
+    case F3_07B: return fa3_ws_kernel<T, BF16, F3_LOOP_WS, false, F3_SOFT_FA3>;
+    case F3_07C: return fa3_ws_kernel<T, BF16, F3_LOOP_PP, false, F3_SOFT_FA3>;
+    case F3_07D: return fa3_ws_kernel<T, BF16, F3_LOOP_OV, false, F3_SOFT_FA3>;
+    case F3_07E: return fa3_ws_kernel<T, BF16, F3_LOOP_OV, true, F3_SOFT_FA3>;
+    default:     return fa3_ws_kernel<T, BF16, F3_LOOP_OV, true, F3_SOFT_LAZY>;
     }
 }
 
-/* pair: the shape is not causal and the variant is 07g; the tile's PAIR says whether it pairs. */
 template <class T>
-static void f3_fill(f3_variant *v, int var, int bf16, int pair)
+static void f3_fill(f3_variant *v, int var, int bf16)
 {
-    pair = pair && T::PAIR;
-    *v = (f3_variant){bf16 ? f3_kernel_of<T, true>(var, pair) : f3_kernel_of<T, false>(var, pair), T::smem, T::BR,
-                      T::BC, 128 * (var == F3_07A ? T::CW : T::CW + 1), T::DK, pair ? 2 : 1};
+    *v = (f3_variant){bf16 ? f3_kernel_of<T, true>(var) : f3_kernel_of<T, false>(var), T::smem, T::BR, T::BC,
+                      128 * (var == F3_07A ? T::CW : T::CW + 1), T::DK};
 }
 
 /* The tile of a shape: d rounded up to the next DK of the table.
@@ -463,20 +453,17 @@ static int f3_three_consumers(int n)
 
 static int f3_pick(const attn_shape *s, int var, f3_variant *v)
 {
-    const int d = s->d, bf16 = s->dtype == ATTN_BF16, pair = var == F3_07G && !s->causal;
+    const int d = s->d, bf16 = s->dtype == ATTN_BF16;
     const int wide = !s->causal && s->M >= 16 * f3_tile<128, true>::BC;
     if (d % 8 || d < 8 || d > 256) return 0;
     if (d <= 64) {
-        if (f3_three_consumers(s->N)) f3_fill<f3_tile<64, false, 3> >(v, var, bf16, pair);
-        else f3_fill<f3_tile<64> >(v, var, bf16, pair);
+        if (f3_three_consumers(s->N)) f3_fill<f3_tile<64, false, 3> >(v, var, bf16);
+        else f3_fill<f3_tile<64> >(v, var, bf16);
     }
-    else if (d <= 96) f3_fill<f3_tile<96> >(v, var, bf16, pair);
-    else if (d <= 128) {
-        if (wide) f3_fill<f3_tile<128, true> >(v, var, bf16, pair);
-        else f3_fill<f3_tile<128> >(v, var, bf16, pair);
-    }
-    else if (d <= 192) f3_fill<f3_tile<192> >(v, var, bf16, pair);
-    else f3_fill<f3_tile<256> >(v, var, bf16, pair);
+    else if (d <= 96) f3_fill<f3_tile<96> >(v, var, bf16);
+    else if (d <= 128) { if (wide) f3_fill<f3_tile<128, true> >(v, var, bf16); else f3_fill<f3_tile<128> >(v, var, bf16); }
+    else if (d <= 192) f3_fill<f3_tile<192> >(v, var, bf16);
+    else f3_fill<f3_tile<256> >(v, var, bf16);
     return 1;
 }
 
@@ -520,48 +507,9 @@ static int f3_section(const attn_shape *s)
  * the same, so that no host work sits between the timing events. */
 static struct {
     const void *q, *k, *v, *o;
-    int B, Hq, Hkv, N, M, d, dtype, br, bc, cl, valid;
+    int B, Hq, Hkv, N, M, d, dtype, br, bc, valid;
     CUtensorMap tq, tk, tv, to;
 } maps;
-
-/* 07g: how many clusters of two of this kernel can be at work at once. A cluster's blocks share a
- * GPC, and an H100's GPCs need not have an even number of SMs, so it may be fewer than SMs / 2; a
- * persistent grid of more would wait for a second wave. 0 if the query fails. */
-static int f3_resident_pairs(f3_kernel_fn k, const cudaLaunchConfig_t *cfg)
-{
-    static f3_kernel_fn known;
-    static int pairs;
-    if (k != known) {
-        if (cudaOccupancyMaxActiveClusters(&pairs, k, cfg) != cudaSuccess) {
-            (void)cudaGetLastError();           /* not sticky: clear it */
-            return 0;
-        }
-        known = k;
-    }
-    return pairs;
-}
-
-/* 07g's launch: persistent, in clusters of two, as many pairs as can be resident. */
-static const char *f3_launch_pairs(const f3_variant *v, f3_params p, cudaStream_t st, int sms)
-{
-    cudaLaunchAttribute ca = {};
-    ca.id = cudaLaunchAttributeClusterDimension;
-    ca.val.clusterDim.x = 2; ca.val.clusterDim.y = 1; ca.val.clusterDim.z = 1;
-    cudaLaunchConfig_t cfg = {};
-    cfg.blockDim = dim3(v->threads);
-    cfg.dynamicSmemBytes = v->smem;
-    cfg.stream = st;
-    cfg.attrs = &ca;
-    cfg.numAttrs = 1;
-    p.tiles = p.n_bh * ((p.n_mblocks + 1) / 2);   /* pairs of query blocks */
-    cfg.gridDim = dim3(sms / 2 * 2);
-    int pairs = f3_resident_pairs(v->kernel, &cfg);
-    if (pairs < 1) return "rung 07g: no cluster of two blocks fits on this GPU";
-    if (pairs > p.tiles) pairs = p.tiles;
-    cfg.gridDim = dim3(2 * pairs);
-    RUNG_CUDA(cudaLaunchKernelEx(&cfg, v->kernel, maps.tq, maps.tk, maps.tv, maps.to, p));
-    return NULL;
-}
 
 static const char *f3_run(const attn_args *a, cudaStream_t st, int var)
 {
@@ -570,18 +518,18 @@ static const char *f3_run(const attn_args *a, cudaStream_t st, int var)
     if (!f3_pick(s, var, &v)) return "rung 07: unsupported head dim";
     if (!maps.valid || maps.q != a->q || maps.k != a->k || maps.v != a->v || maps.o != a->o || maps.B != s->B ||
         maps.Hq != s->Hq || maps.Hkv != s->Hkv || maps.N != s->N || maps.M != s->M || maps.d != s->d ||
-        maps.dtype != (int)s->dtype || maps.br != v.br || maps.bc != v.bc || maps.cl != v.cl) {
+        maps.dtype != (int)s->dtype || maps.br != v.br || maps.bc != v.bc) {
         const char *err;
         if ((err = tensor_map_3d(&maps.tq, a->q, s->dtype, s->d, s->N, s->B * s->Hq, v.br)) ||
-            (err = tensor_map_3d(&maps.tk, a->k, s->dtype, s->d, s->M, s->B * s->Hkv, v.bc / v.cl)) ||
-            (err = tensor_map_3d(&maps.tv, a->v, s->dtype, s->d, s->M, s->B * s->Hkv, v.bc / v.cl)) ||
+            (err = tensor_map_3d(&maps.tk, a->k, s->dtype, s->d, s->M, s->B * s->Hkv, v.bc)) ||
+            (err = tensor_map_3d(&maps.tv, a->v, s->dtype, s->d, s->M, s->B * s->Hkv, v.bc)) ||
             (err = tensor_map_3d(&maps.to, a->o, s->dtype, s->d, s->N, s->B * s->Hq, v.br))) {
             maps.valid = 0;
             return err;
         }
         maps.q = a->q; maps.k = a->k; maps.v = a->v; maps.o = a->o;
         maps.B = s->B; maps.Hq = s->Hq; maps.Hkv = s->Hkv; maps.N = s->N; maps.M = s->M; maps.d = s->d;
-        maps.dtype = s->dtype; maps.br = v.br; maps.bc = v.bc; maps.cl = v.cl;
+        maps.dtype = s->dtype; maps.br = v.br; maps.bc = v.bc;
         maps.valid = 1;
     }
     RUNG_CUDA(cudaFuncSetAttribute(v.kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)v.smem));
@@ -597,12 +545,7 @@ static const char *f3_run(const attn_args *a, cudaStream_t st, int var)
         }
         grid = dim3(p.tiles < a->env.sm_count ? p.tiles : a->env.sm_count);
     }
-    if (v.cl > 1) {
-        const char *err = f3_launch_pairs(&v, p, st, a->env.sm_count);
-        if (err) return err;
-    } else {
-        v.kernel<<<grid, v.threads, v.smem, st>>>(maps.tq, maps.tk, maps.tv, maps.to, p);
-    }
+    v.kernel<<<grid, v.threads, v.smem, st>>>(maps.tq, maps.tk, maps.tv, maps.to, p);
     RUNG_LAUNCHED(fa3_kernel);
     return NULL;
 }
@@ -613,25 +556,14 @@ static const char *run_07c(const attn_args *a, cudaStream_t st) { return f3_run(
 static const char *run_07d(const attn_args *a, cudaStream_t st) { return f3_run(a, st, F3_07D); }
 static const char *run_07e(const attn_args *a, cudaStream_t st) { return f3_run(a, st, F3_07E); }
 static const char *run_07f(const attn_args *a, cudaStream_t st) { return f3_run(a, st, F3_07F); }
-static const char *run_07g(const attn_args *a, cudaStream_t st) { return f3_run(a, st, F3_07G); }
 
-/* The tile a shape ran in, for the CSV's extra field (07g: and whether in pairs). */
-static void f3_describe_var(const attn_shape *s, char *buf, size_t len, int var)
-{
-    f3_variant v;
-    if (!f3_pick(s, var, &v)) { if (len) buf[0] = '\0'; }
-    else if (v.cl > 1) snprintf(buf, len, "tile=%dx%d;dk=%d;pair", v.br, v.bc, v.dk);
-    else snprintf(buf, len, "tile=%dx%d;dk=%d", v.br, v.bc, v.dk);
-}
+/* The tile a shape ran in, for the CSV's extra field. */
 static void f3_describe(const attn_shape *s, const attn_env *env, char *buf, size_t len)
 {
+    f3_variant v;
     (void)env;
-    f3_describe_var(s, buf, len, F3_07A);
-}
-static void f3_describe_07g(const attn_shape *s, const attn_env *env, char *buf, size_t len)
-{
-    (void)env;
-    f3_describe_var(s, buf, len, F3_07G);
+    if (f3_pick(s, F3_07A, &v)) snprintf(buf, len, "tile=%dx%d;dk=%d", v.br, v.bc, v.dk);
+    else if (len) buf[0] = '\0';
 }
 
 static const rung rung_07a = {
@@ -676,12 +608,5 @@ static const rung rung_07f = {
     f3_unsupported, f3_workspace_07e, run_07f, f3_describe,
 };
 
-static const rung rung_07g = {
-    "07g", "fa3: K/V multicast",
-    "07f + two blocks on neighbouring query blocks of a head run as a cluster, each loading half of "
-    "every K and V tile into both by TMA multicast (not causal, d = 128 and 256)",
-    f3_unsupported, f3_workspace_07e, run_07g, f3_describe_07g,
-};
-
 extern "C" const rung *const rung_variants[] = {&rung_07a, &rung_07b, &rung_07c, &rung_07d, &rung_07e,
-                                                 &rung_07f, &rung_07g, NULL};
+                                                 &rung_07f, NULL};

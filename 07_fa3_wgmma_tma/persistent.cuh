@@ -28,18 +28,9 @@
  * Compiled into fa3.cu's translation unit (the skeleton is warp_specialized.cuh's, the loop
  * intra_overlap.cuh's). */
 
-/* Work tile t of the schedule: its query block and head. In a cluster of CL blocks (07g, not
- * causal) t numbers groups of CL neighbouring query blocks of a head, and the block of rank r takes
- * the r-th of its group (cluster.cuh). */
-template <int CL>
+/* Work tile t of the schedule: its query block and head. */
 static __device__ __forceinline__ void f3_tile_of(const f3_params &p, int t, int *mb, int *bh)
 {
-    if (CL > 1) {
-        const int groups = (p.n_mblocks + CL - 1) / CL;
-        *bh = t / groups;
-        *mb = CL * (t % groups) + (int)cluster_rank();
-        return;
-    }
     if (!p.causal) {                           /* as 07d's grid: the query blocks of a head one after another */
         *bh = t / p.n_mblocks;
         *mb = t % p.n_mblocks;
@@ -51,12 +42,9 @@ static __device__ __forceinline__ void f3_tile_of(const f3_params &p, int t, int
     *mb = p.n_mblocks - 1 - rem / heads;                                /* longest first */
 }
 
-/* The block's work tile after t: G on (not causal; G blocks or, 07g, G clusters), or the next one
- * nobody has taken yet (causal). */
-template <int CL>
+/* The block's work tile after t: G on (not causal), or the next one nobody has taken yet (causal). */
 static __device__ __forceinline__ int f3_next_tile(const f3_params &p, int t)
 {
-    if (CL > 1) return t + (int)gridDim.x / CL;
     return p.causal ? atomicAdd(&p.sched[0], 1) + (int)gridDim.x : t + (int)gridDim.x;
 }
 

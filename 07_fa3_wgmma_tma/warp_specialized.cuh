@@ -41,15 +41,13 @@ typedef struct f3_pending {
 
 /* The K and V rings. Both sides count the K/V tiles the block has gone through, over all its work
  * tiles: tile number i is in stage i % STAGES, that stage's (i / STAGES)-th use, so it is there
- * when the stage's full barrier has completed phase (i / STAGES) & 1. 07g adds a pair per stage
- * after the work-tile slot: the other blocks of the cluster are done with it (cluster.cuh). */
+ * when the stage's full barrier has completed phase (i / STAGES) & 1. */
 template <class T>
 struct f3_ring {
-    uint64_t *full_k, *full_v, *empty_k, *empty_v, *peers_k, *peers_v;
+    uint64_t *full_k, *full_v, *empty_k, *empty_v;
     __device__ __forceinline__ f3_ring(uint64_t *bar)
         : full_k(bar + F3_RING), full_v(bar + F3_RING + T::STAGES), empty_k(bar + F3_RING + 2 * T::STAGES),
-          empty_v(bar + F3_RING + 3 * T::STAGES), peers_k(bar + F3_RING + 4 * T::STAGES + 1),
-          peers_v(bar + F3_RING + 5 * T::STAGES + 1) {}
+          empty_v(bar + F3_RING + 3 * T::STAGES) {}
 };
 
 template <class T>
@@ -115,7 +113,7 @@ static __device__ __forceinline__ void f3_loop_ws(f3_rows<T> &r, const f3_cons<T
     }
 }
 
-/* The later steps' loops and 07e's and 07g's pieces, defined in the files that teach them. */
+/* The later steps' loops and 07e's pieces, defined in the files that teach them. */
 template <int CW>
 static __device__ __forceinline__ void pp_wait_turn(int cw);
 template <int CW>
@@ -131,14 +129,8 @@ static __device__ __forceinline__ void f3_store_o(const f3_smem<T> &sm, const CU
 template <class T>
 static __device__ __forceinline__ void f3_store_before(const f3_smem<T> &sm, const CUtensorMap *to, f3_pending &o, int s);
 static __device__ __forceinline__ void f3_stage_o(f3_pending &o, int k, const f3_work &w, uint32_t it_next);
-template <int CL>
 static __device__ __forceinline__ void f3_tile_of(const f3_params &p, int t, int *mb, int *bh);
-template <int CL>
 static __device__ __forceinline__ int f3_next_tile(const f3_params &p, int t);
-template <class T, int CL>
-static __device__ __forceinline__ void f3_peers_done(uint64_t *peers, uint32_t i);
-template <class T, int CL>
-static __device__ __forceinline__ void f3_load_part(__half *dst, const CUtensorMap *map, uint64_t *bar, int j, int kvp);
 static __device__ __forceinline__ void f3_schedule_done(const f3_params &p);
 
 /* The work tile of query block mb of head bh. */
@@ -154,24 +146,6 @@ static __device__ __forceinline__ f3_work f3_work_of(const f3_params &p, int mb,
     return w;
 }
 
-/* Stage i % STAGES of the K ring (V: the V ring) takes K/V tile j of plane kvp, once the consumers
- * have released the stage's last use (tile i - STAGES); in a cluster (07g) also the other blocks',
- * and each block loads its part of the tile into all of them (cluster.cuh). */
-template <class T, int CL, bool V>
-static __device__ __forceinline__ void f3_refill(const f3_smem<T> &sm, const f3_ring<T> &ring, const CUtensorMap *map,
-                                                 uint32_t i, int j, int kvp)
-{
-    constexpr int S = T::STAGES;
-    if (i >= S) mbar_wait(&(V ? ring.empty_v : ring.empty_k)[i % S], (i / S - 1) & 1);
-    if (CL > 1) f3_peers_done<T, CL>(V ? ring.peers_v : ring.peers_k, i);
-    if (threadIdx.x == 0) {
-        __half *dst = V ? sm.v(i % S) : sm.k(i % S);
-        uint64_t *full = &(V ? ring.full_v : ring.full_k)[i % S];
-        if (CL > 1) f3_load_part<T, CL>(dst, map, full, j, kvp);
-        else f3_load_kv<T>(dst, map, full, j, kvp);
-    }
-}
-
 /* The producer (one warp; its first lane issues the copies) walks the block's work tiles:
  * blockIdx's one (07b-07d), or 07e's schedule (persistent.cuh). For each it writes the tile into a
  * slot of shared memory that the consumers read (mbarrier F3_SFULL: its lane 0 arrives once it has
@@ -183,7 +157,7 @@ static __device__ __forceinline__ void f3_refill(const f3_smem<T> &sm, const f3_
  * does not wait behind that S. When no tile is left it
  * writes -1 into the slot. 07e: a tile's O, staged by the consumers, is stored before the first V
  * load that would overwrite it, or at the latest once the next tile's loads are issued. */
-template <class T, bool PERSIST, int CL>
+template <class T, bool PERSIST>
 static __device__ __forceinline__ void f3_produce(const f3_smem<T> &sm, const CUtensorMap *tq, const CUtensorMap *tk,
                                                   const CUtensorMap *tv, const CUtensorMap *to, const f3_params &p)
 {
@@ -193,11 +167,11 @@ static __device__ __forceinline__ void f3_produce(const f3_smem<T> &sm, const CU
     const f3_ring<T> ring(bar);
     f3_pending o = {-1, 0, 0, 0};
     uint32_t it = 0;
-    int t = blockIdx.x / CL;                      /* 07e: the block's (07g: its cluster's) first work tile */
+    int t = blockIdx.x;                           /* 07e: the block's first work tile */
     for (int k = 0;; k++) {
         int mb = blockIdx.x, bh = blockIdx.y;
         const bool done = PERSIST ? t >= p.tiles : k > 0;
-        if (PERSIST && !done) f3_tile_of<CL>(p, t, &mb, &bh);
+        if (PERSIST && !done) f3_tile_of(p, t, &mb, &bh);
         if (k > 0) mbar_wait(&bar[F3_SEMPTY], (k - 1) & 1);   /* the consumers have read the last slot */
         if (lead) {
             sm.slot()[0] = done ? -1 : mb;
@@ -206,11 +180,12 @@ static __device__ __forceinline__ void f3_produce(const f3_smem<T> &sm, const CU
         }
         if (done) break;
         const f3_work w = f3_work_of<T>(p, mb, bh);
-        if (PERSIST) t = __shfl_sync(0xffffffffu, lead ? f3_next_tile<CL>(p, t) : 0, 0);   /* asked for now, used next */
+        if (PERSIST) t = __shfl_sync(0xffffffffu, lead ? f3_next_tile(p, t) : 0, 0);   /* asked for now, used next */
         for (int j = 0; j <= w.n; j++) {
             if (j < w.n) {
                 const uint32_t i = it + j;
-                f3_refill<T, CL, false>(sm, ring, tk, i, j, w.kvp);
+                if (i >= S) mbar_wait(&ring.empty_k[i % S], (i / S - 1) & 1);
+                if (lead) f3_load_kv<T>(sm.k(i % S), tk, &ring.full_k[i % S], j, w.kvp);
             }
             if (j == 0) {                         /* Q after the first K, once the last tile's last S is done */
                 if (k > 0) mbar_wait(&bar[F3_QEMPTY], (k - 1) & 1);
@@ -219,7 +194,8 @@ static __device__ __forceinline__ void f3_produce(const f3_smem<T> &sm, const CU
             if (j > 0) {
                 const uint32_t i = it + j - 1;
                 if (PERSIST) f3_store_before<T>(sm, to, o, i % S);
-                f3_refill<T, CL, true>(sm, ring, tv, i, j - 1, w.kvp);
+                if (i >= S) mbar_wait(&ring.empty_v[i % S], (i / S - 1) & 1);
+                if (lead) f3_load_kv<T>(sm.v(i % S), tv, &ring.full_v[i % S], j - 1, w.kvp);
             }
         }
         it += w.n;
@@ -271,7 +247,7 @@ static __device__ __forceinline__ void f3_consume(const f3_smem<T> &sm, const f3
     if (turns && cw == 0) pp_wait_turn<T::CW>(cw);   /* the last turn passed to it: every arrival is waited for */
 }
 
-template <class T, bool BF16, int LOOP, bool PERSIST, int SOFT, int CL>
+template <class T, bool BF16, int LOOP, bool PERSIST, int SOFT>
 __global__ void __launch_bounds__(128 * (T::CW + 1), 1)
 fa3_ws_kernel(const __grid_constant__ CUtensorMap tq, const __grid_constant__ CUtensorMap tk,
               const __grid_constant__ CUtensorMap tv, const __grid_constant__ CUtensorMap to, f3_params p)
@@ -294,22 +270,16 @@ fa3_ws_kernel(const __grid_constant__ CUtensorMap tq, const __grid_constant__ CU
             mbar_init(&ring.full_v[s], 1);
             mbar_init(&ring.empty_k[s], T::CW);
             mbar_init(&ring.empty_v[s], T::CW);
-            if (CL > 1) {
-                mbar_init(&ring.peers_k[s], CL - 1);   /* one arrival from each other block's producer */
-                mbar_init(&ring.peers_v[s], CL - 1);
-            }
         }
         mbar_init_fence();
     }
-    if (CL > 1) cluster_barrier();              /* every block's barriers are set up before any copy */
-    else __syncthreads();
+    __syncthreads();
 
     if (threadIdx.x < 128) {                    /* the producer */
         setmaxnreg_dec<24>();
-        if (threadIdx.x < 32) f3_produce<T, PERSIST, CL>(sm, &tq, &tk, &tv, &to, p);
+        if (threadIdx.x < 32) f3_produce<T, PERSIST>(sm, &tq, &tk, &tv, &to, p);
     } else {                                    /* a consumer */
         setmaxnreg_inc<T::REGS>();
         f3_consume<T, BF16, LOOP, PERSIST, SOFT>(sm, p, threadIdx.x / 128 - 1);
     }
-    if (CL > 1) cluster_barrier();              /* no block leaves while another may still reach its shared memory */
 }

@@ -1,10 +1,8 @@
-/* Inline PTX for synchronisation between CTAs (rung 06's merges, 07g's cluster), each instruction
- * wrapped once:
+/* Inline PTX for synchronisation between CTAs (rung 06's merges), each instruction wrapped once:
  *   - an acquire-release atomic add in global memory (sm_70 and newer): the last CTA of a sequence
  *     to finish sees every other CTA's partials (06b's fused merge);
  *   - thread-block clusters (sm_90): a CTA's rank and the cluster's size, the cluster barrier, and
- *     loads from another CTA's shared memory through its cluster address (06c's merge; 07g's
- *     producers arrive on each other's mbarriers through it, common/hopper.cuh);
+ *     loads from another CTA's shared memory through its cluster address (06c's merge);
  *   - programmatic dependent launch (sm_90): a grid lets its dependent start early, and the
  *     dependent waits for it before reading its results (06a's combine kernel).
  * The cluster and dependent-launch wrappers compile to a trap below sm_90 (cluster) or to nothing

@@ -1,8 +1,7 @@
 /* Thin wrappers over the Hopper (sm_90a) PTX instructions rung 07 is built from, each once:
- * mbarriers (arrival counts and transaction bytes; arrivals from another CTA of a cluster), the
- * tensor-memory accelerator (TMA: one thread copies a box of a tensor into shared memory, completing
- * on an mbarrier -- or into the shared memory of several CTAs of a cluster at once, multicast -- or
- * from shared memory out, in bulk groups it waits for), named barriers, the proxy fence, wgmma (a warpgroup of
+ * mbarriers (arrival counts and transaction bytes), the tensor-memory accelerator (TMA: one
+ * thread copies a box of a tensor into shared memory, completing on an mbarrier, or from shared
+ * memory out, in bulk groups it waits for), named barriers, the proxy fence, wgmma (a warpgroup of
  * 4 warps multiplies 64 x N x 16 asynchronously, B -- and A, or A from registers -- read from
  * shared memory through 64-bit descriptors; any N that is a multiple of 16 up to 256) and
  * setmaxnreg.
@@ -29,7 +28,6 @@
 
 #include <cuda_fp16.h>
 #include <stdint.h>
-#include "cta_sync.cuh"   /* cluster_addr, for arrivals on another CTA's mbarrier */
 #include "mma.cuh"
 
 /* ---- mbarriers ------------------------------------------------------------------------------ */
@@ -56,13 +54,6 @@ static __device__ __forceinline__ void mbar_arrive(uint64_t *bar)
     asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];" :: "r"(smem_addr(bar)) : "memory");
 }
 
-/* One arrival on the mbarrier at bar's place in the shared memory of CTA `rank` of the cluster,
- * ordered after this thread's earlier memory operations at cluster scope. */
-static __device__ __forceinline__ void mbar_arrive_cluster(uint64_t *bar, uint32_t rank)
-{
-    asm volatile("mbarrier.arrive.release.cluster.shared::cluster.b64 _, [%0];" :: "r"(cluster_addr(bar, rank)) : "memory");
-}
-
 /* Wait until the phase with this parity (0, 1, 0, ...) has completed. */
 static __device__ __forceinline__ void mbar_wait(uint64_t *bar, uint32_t parity)
 {
@@ -84,16 +75,6 @@ static __device__ __forceinline__ void tma_load_3d(void *dst, const void *map, u
 {
     asm volatile("cp.async.bulk.tensor.3d.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1, {%3, %4, %5}], [%2];"
                  :: "r"(smem_addr(dst)), "l"(map), "r"(smem_addr(bar)), "r"(c0), "r"(c1), "r"(c2) : "memory");
-}
-
-/* tma_load_3d into every CTA of the cluster whose bit is set in ctas: the box lands at dst's place
- * in each one's shared memory and its bytes are counted on the mbarrier at bar's place in each. */
-static __device__ __forceinline__ void tma_load_3d_multicast(void *dst, const void *map, uint64_t *bar, int c0, int c1,
-                                                             int c2, uint16_t ctas)
-{
-    asm volatile("cp.async.bulk.tensor.3d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster"
-                 " [%0], [%1, {%3, %4, %5}], [%2], %6;"
-                 :: "r"(smem_addr(dst)), "l"(map), "r"(smem_addr(bar)), "r"(c0), "r"(c1), "r"(c2), "h"(ctas) : "memory");
 }
 
 /* The box at (c0, c1, c2) of a 3-D tensor map written from shared memory at src; parts of the box

@@ -9,9 +9,7 @@
 #              of those SAN_VARIANTS), a small shape with tails (N = 77, M = 131), causal, GQA; the same
 #              at N = 2000, M = 2100 (rung 07's three consumers at d = 64); a causal
 #              GQA shape with N > M (rows that see no key) in bfloat16 at d = 96, with more work tiles
-#              than an H100 has SMs (rung 07e's blocks take several); two shapes that are not causal at
-#              d = 128 (GQA, an odd number of query blocks) and 256 (bfloat16), where 07g pairs blocks in
-#              clusters; plus a varlen decode shape and a uniform
+#              than an H100 has SMs (rung 07e's blocks take several); plus a varlen decode shape and a uniform
 #              one (rung 06 merges it in clusters of 8 on sm_90), and a varlen decode batch on a paged
 #              KV cache of 16-key pages, in float16 at d = 64 and in bfloat16 at d = 80 (rung 06 alone;
 #              the other rungs refuse it)
@@ -84,8 +82,6 @@ for step in "$@"; do
             for shape in "--b 2 --hq 4 --hkv 2 --n 77 --m 131 --d 64 --causal" \
                          "--b 1 --hq 4 --hkv 2 --n 2000 --m 2100 --d 64 --causal" \
                          "--b 4 --hq 16 --hkv 4 --n 300 --m 200 --d 96 --causal --dtype bf16" \
-                         "--b 1 --hq 4 --hkv 2 --n 300 --m 257 --d 128" \
-                         "--b 2 --hq 2 --hkv 1 --n 130 --m 200 --d 256 --dtype bf16" \
                          "--b 3 --hq 8 --hkv 1 --n 1 --m 300 --d 128 --seqlens 1,300,77" \
                          "--b 4 --hq 8 --hkv 1 --n 1 --m 1024 --d 128" \
                          "--page-size 16 --b 3 --hq 8 --hkv 2 --n 3 --m 300 --d 64 --causal --seqlens 1,300,77" \
