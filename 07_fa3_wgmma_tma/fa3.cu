@@ -53,18 +53,23 @@
  * from d up are zero-filled by TMA and never written out.
  *   DK  the columns S = Q K^T reads: DK / 16 k16 steps.
  *   CH  64-column chunks a row of Q, K, V or O takes in shared memory.
- *   DV  the columns of O += P V: one wgmma of N = DV per k16 step. A multiple of 64 (a whole
- *       number of swizzled chunks, the N-major layout of V), so d = 96 computes P V as 128 wide.
+ *   DV  the columns of O += P V: one wgmma of N = DV per k16 step, DV = DK. V is read N-major
+ *       in the swizzled chunks of 64 columns, but N need not fill the last one: at d = 96 the
+ *       wgmma reads the second chunk's first 32 columns (N = 96), and O takes 48 registers, not 64.
  *   BC  keys per K/V tile: the largest that leaves two stages in shared memory with
  *       FlashAttention-3's choices (128 up to d = 128, 112 at 192, 80 at 256); WIDE (not causal,
- *       d = 128) takes FlashAttention-3's wider non-causal tile, 176.
- *   STAGES  K/V stages: as many as fit, at most 3.
+ *       d = 128) takes FlashAttention-3's wider non-causal tile, 176. Three consumers at d = 96
+ *       take 96 (below).
+ *   STAGES  K/V stages: as many as fit, at most 3; two with three consumers at d = 96, where a
+ *       third would leave 07e's staged O (48 KB) neither space of its own nor one or all V stages.
  *   CW  consumer warpgroups, 64 query rows each: BR = 64 CW rows per block (per work tile in
- *       07e). Three at d = 64 (FlashAttention-3's 192-row tile) where the rows allow it
+ *       07e). Three at d = 64 and 96 (FlashAttention-3's 192-row tile) where the rows allow it
  *       (f3_pick), two elsewhere. At d = 64 the softmax costs twice as much per FLOP as at
- *       d = 128, and a third warpgroup gives the SM more of it to interleave with the products.
- *       A consumer then gets 160 registers instead of 240: S of a 128-key tile (64), P (32) and
- *       O (32) fit, a 192-key tile's S (96) would not leave room for the rest.
+ *       d = 128 (at d = 96, 1.3 times), and a third warpgroup gives the SM more of it to
+ *       interleave with the products. A consumer then gets 160 registers instead of 240: at
+ *       d = 64, S of a 128-key tile (64), P (32) and O (32) fit, a 192-key tile's S (96) would not
+ *       leave room for the rest; at d = 96, with O at 48, S of a 96-key tile (48) and P (24) fit,
+ *       a 128-key tile's made ptxas spill 144 bytes and serialise the wgmmas.
  *   TURNS  07d and 07e keep 07c's turns between the consumers up to d = 128 (intra_overlap.cuh).
  *   O_SEP  07e stages O (128 x DV) in shared memory of its own where that still fits; else over
  *       O_STAGES of the V stages (persistent.cuh says which). */
@@ -72,21 +77,21 @@ template <int DK_, bool WIDE = false, int CW_ = 2>
 struct f3_tile {
     static constexpr int DK = DK_;
     static constexpr int CH = (DK + 63) / 64;
-    static constexpr int DV = 64 * CH;
-    static constexpr int BC = WIDE ? 176 : DK <= 128 ? 128 : DK <= 192 ? 112 : 80;
+    static constexpr int DV = DK;
+    static constexpr int BC = WIDE ? 176 : CW_ == 3 && DK == 96 ? 96 : DK <= 128 ? 128 : DK <= 192 ? 112 : 80;
     static constexpr int CW = CW_;
     static constexpr int BR = 64 * CW;
     static constexpr int REGS = CW == 3 ? 160 : 240;   /* per consumer thread after setmaxnreg (07b on) */
     static constexpr uint32_t q_bytes = BR * CH * 128, kv_bytes = BC * CH * 128;
     static constexpr int FIT = (int)((F3_SMEM_MAX - 2048 - q_bytes) / (2 * kv_bytes));
-    static constexpr int STAGES = FIT < 3 ? FIT : 3;
+    static constexpr int STAGES = CW == 3 && DK == 96 ? 2 : FIT < 3 ? FIT : 3;
     static constexpr bool TURNS = DK <= 128;
     static constexpr size_t ring = 1024 + q_bytes + 2 * STAGES * kv_bytes + 256;   /* + alignment, barriers */
     static constexpr bool O_SEP = ring + q_bytes <= F3_SMEM_MAX;
     static constexpr int O_STAGES = O_SEP ? 0 : (int)((q_bytes + kv_bytes - 1) / kv_bytes);
     static constexpr size_t smem = ring + (O_SEP ? q_bytes : 0);
     static_assert(!WIDE || DK == 128, "the wide tile at d = 128");
-    static_assert(CW == 2 || (CW == 3 && DK == 64), "three consumers at d = 64");
+    static_assert(CW == 2 || (CW == 3 && DK <= 96), "three consumers at d = 64 and 96");
     static_assert(STAGES >= 2 && BC % 16 == 0 && smem <= F3_SMEM_MAX, "two stages fit");
     static_assert(O_STAGES == 1 || O_STAGES == 0 || O_STAGES == STAGES, "07e's O staging: its own, one V stage or all");
 };
@@ -444,7 +449,10 @@ static void f3_fill(f3_variant *v, int var, int bf16)
  *   128-row ones (N = 512 and 1024: 12.5% more), causal or not. On the H100 three consumers were
  *   2-13% faster on 10 of 11 shapes from N = 2048 up, and 8-9% slower at N = 512 and 1024 causal
  *   (results/lab/h100-fa3-d64.csv); they also beat the wide 192-key tile with two consumers, which
- *   d = 64 took before when not causal. */
+ *   d = 64 took before when not causal.
+ * - d = 96: three consumers (192 rows, 96-key tiles) by the same rule; on the H100 1-8% faster than
+ *   two (fastest launches) on 6 of the 7 shapes it takes, 2% slower at N = 2048 causal
+ *   (results/lab/h100-fa3-d96.csv: rows -dv96cw3b against -dv96). */
 static int f3_three_consumers(int n)
 {
     const int rows3 = (n + 191) / 192 * 192, rows2 = (n + 127) / 128 * 128;
@@ -460,7 +468,10 @@ static int f3_pick(const attn_shape *s, int var, f3_variant *v)
         if (f3_three_consumers(s->N)) f3_fill<f3_tile<64, false, 3> >(v, var, bf16);
         else f3_fill<f3_tile<64> >(v, var, bf16);
     }
-    else if (d <= 96) f3_fill<f3_tile<96> >(v, var, bf16);
+    else if (d <= 96) {
+        if (f3_three_consumers(s->N)) f3_fill<f3_tile<96, false, 3> >(v, var, bf16);
+        else f3_fill<f3_tile<96> >(v, var, bf16);
+    }
     else if (d <= 128) { if (wide) f3_fill<f3_tile<128, true> >(v, var, bf16); else f3_fill<f3_tile<128> >(v, var, bf16); }
     else if (d <= 192) f3_fill<f3_tile<192> >(v, var, bf16);
     else f3_fill<f3_tile<256> >(v, var, bf16);
