@@ -5,10 +5,11 @@
 #include "test.h"
 
 extern const test_case TESTS_md[], TESTS_ref[], TESTS_cli[], TESTS_npy[], TESTS_half[],
-    TESTS_check[], TESTS_planner[], TESTS_combine[], TESTS_pages[];
+    TESTS_check[], TESTS_planner[], TESTS_combine[], TESTS_pages[], TESTS_fp8[], TESTS_hadamard[];
 
 static const test_case *const groups[] = {TESTS_half, TESTS_md, TESTS_ref, TESTS_cli, TESTS_npy,
-                                          TESTS_check, TESTS_planner, TESTS_combine, TESTS_pages, NULL};
+                                          TESTS_check, TESTS_planner, TESTS_combine, TESTS_pages,
+                                          TESTS_fp8, TESTS_hadamard, NULL};
 
 static int failed_now;
 static char first_failure[512];
