@@ -69,6 +69,33 @@ void ref_init(void);
 double ref_row(const attn_shape *s, const uint16_t *q, const uint16_t *k, const uint16_t *v,
                int b, int h, int i, double *out, double *scratch);
 
+/* ---------------------------------------------------------------- ref_bwd.c */
+
+/* The backward pass in float64 (rung 08; the formulas are at the top of ref_bwd.c): for one
+ * (b, KV head) group, its G = Hq/Hkv query heads' N rows each and its M keys, the forward recomputed
+ * (O, LSE) and the gradients of L = sum(dO o O): dQ, and dK, dV summed over the group's heads.
+ * A row that sees no key gets O = 0, LSE = -inf and dQ = 0 and adds nothing to dK, dV; a key past
+ * the request's length gets dK = dV = 0. */
+typedef struct ref_bwd_out {
+    double *o, *dq;        /* [G][N][d]: the group's query heads in order */
+    double *lse;           /* [G][N] */
+    double *dk, *dv;       /* [M][d] */
+} ref_bwd_out;
+
+/* The same on float64 arrays (q, dout, o, dq [G][N][d]; k, v, dk, dv [M][d]; lse [G][N]) with mk
+ * keys of M visible (attn_kv_len), shape s giving N, M, d, scale and causal. */
+void ref_bwd_f64(const attn_shape *s, int mk, int G, const double *q, const double *k, const double *v,
+                 const double *dout, double *o, double *lse, double *dq, double *dk, double *dv);
+/* Buffers for one group of shape s: 0, or -1 (nothing allocated). ref_bwd_free releases them. */
+int ref_bwd_alloc(const attn_shape *s, ref_bwd_out *r);
+void ref_bwd_free(ref_bwd_out *r);
+/* Group (b, kvh) from storage-type tensors (q, dout [B,Hq,N,d]; k, v [B,Hkv,M,d]): 0, or -1 out of
+ * host memory. */
+int ref_bwd_group(const attn_shape *s, const uint16_t *q, const uint16_t *k, const uint16_t *v,
+                  const uint16_t *dout, int b, int kvh, ref_bwd_out *r);
+/* Multiply-adds one group costs (the check's budget counts in these). */
+double ref_bwd_group_cost(const attn_shape *s);
+
 /* ---------------------------------------------------------------- check.c */
 
 typedef struct check_result {
