@@ -207,6 +207,10 @@ void cli_usage(const cli_opts *o, const char *prog, char *out, size_t n)
         "          --too-slow S (default %g: a sweep skips shapes larger than one that took longer)\n"
         "          --ceilings --list --probe --help\n"
         "          --read-floor (instead of the rung: time one kernel that only reads K and V)", o->too_slow_s);
+    if (o->backward)
+        PUT("\nthis rung is a backward pass: inputs Q, K, V and dO (seeded, or --load's do.npy [B, Hq, N, d]\n"
+            "          beside q, k, v); the forward's O and LSE made untimed; outputs dQ, dK, dV, checked and\n"
+            "          --save'd as dq.npy, dk.npy, dv.npy; TFLOP/s counts 2.5x the forward's FLOPs");
 #undef PUT
 }
 
@@ -329,6 +333,7 @@ int cli_parse(int argc, char **argv, cli_opts *o, char *err, size_t n)
         else if (!strcmp(f, "--help") || !strcmp(f, "-h")) {
             cli_opts d;                        /* the defaults, whatever came before --help */
             cli_defaults_for(&d, o->own);
+            d.backward = o->backward;
             cli_usage(&d, argc > 0 && argv[0] ? argv[0] : "rung", err, n);
             return 1;
         }

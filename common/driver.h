@@ -16,6 +16,7 @@ enum { ST_OK, ST_FAIL, ST_UNSUPPORTED, ST_SKIPPED, ST_TOO_BIG };
 typedef struct driver {
     cli_opts opt;
     const rung *r;
+    const rung_grad *grad;    /* the binary's rung_grad_own (a backward rung, 08), or NULL */
     device_info dev;
     attn_env env;
     int have_device;
@@ -42,12 +43,17 @@ int run_shape(driver *D, const run_case *c, uint16_t *const loaded[3], double *f
 /* run_shape.c: every row goes out here, to the table (unless --quiet) and the CSV (--csv). */
 void emit(driver *D, report_row *row);
 
+/* run_grad.c: one shape through a backward rung (D->grad set): the forward's O and LSE made
+ * untimed, dQ, dK, dV checked against common/ref_bwd.c, timed, reported; ST_*. `loaded` holds
+ * --load's q, k, v, dO or NULL. */
+int run_grad(driver *D, const run_case *c, uint16_t *const loaded[4], double *first_ms_out);
+
 /* read_floor.c: --read-floor, the floor for this shape's K and V instead of the rung; ST_*. */
 int run_floor(driver *D, const attn_shape *s, double *first_ms_out);
 
 /* sweep.c: one shape, through the rung, or with --read-floor the floor of its K and V; ST_*
  * (main's single shape, and each of a sweep's). */
-int run_one(driver *D, const run_case *c, uint16_t *const loaded[3], double *first_ms_out);
+int run_one(driver *D, const run_case *c, uint16_t *const loaded[4], double *first_ms_out);
 /* sweep.c: --sweep. sweep_check reads and validates the file alone (no GPU): 0, or -1 (printed). */
 int sweep_check(driver *D);
 int run_sweep(driver *D);      /* EXIT_* */

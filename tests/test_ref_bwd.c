@@ -218,6 +218,59 @@ static void forward_matches_ref(void)
         }
 }
 
+
+/* check_grads (common/check_bwd.c): the reference's own gradients rounded to the storage type pass;
+ * a NaN (an unwritten element), a nonzero dQ in a row that sees no key, or dK off by 1% fail; a
+ * budget too small for one group still checks one (the last), and says it sampled. */
+static void check_grads_rules(void)
+{
+    attn_shape s = bshape(2, 4, 2, 6, 4, 8, 1, 0.35f);   /* causal N > M: rows 0, 1 see no key */
+    const size_t qn = attn_q_elems(&s), kn = attn_kv_elems(&s);
+    uint16_t *q = malloc(2 * qn), *g = malloc(2 * qn), *k = malloc(2 * kn), *v = malloc(2 * kn);
+    uint16_t *dq = malloc(2 * qn), *dk = malloc(2 * kn), *dv = malloc(2 * kn);
+    make_inputs(&s, 31, INPUT_NORMAL, q, k, v);
+    make_grad_input(&s, 31, g);
+    ref_bwd_out r;
+    EXPECT(ref_bwd_alloc(&s, &r) == 0);
+    const int G = 2;
+    for (int b = 0; b < s.B; b++)
+        for (int kvh = 0; kvh < s.Hkv; kvh++) {
+            ref_bwd_group(&s, q, k, v, g, b, kvh, &r);
+            const size_t q0 = ((size_t)b * s.Hq + (size_t)kvh * G) * s.N * s.d, k0 = ((size_t)b * s.Hkv + kvh) * s.M * s.d;
+            for (size_t e = 0; e < (size_t)G * s.N * s.d; e++) dq[q0 + e] = f32_to_f16((float)r.dq[e]);
+            for (size_t e = 0; e < (size_t)s.M * s.d; e++) {
+                dk[k0 + e] = f32_to_f16((float)r.dk[e]);
+                dv[k0 + e] = f32_to_f16((float)r.dv[e]);
+            }
+        }
+    ref_bwd_free(&r);
+    check_result c;
+    double rel[3];
+    check_grads(&s, q, k, v, g, dq, dk, dv, 1e12, 1, &c, rel);
+    EXPECT_MSG(c.pass, "%s", c.why);
+    EXPECT(!c.sampled && c.rows_checked == c.rows_total && c.rows_total == 2 * 4 * 6);
+    EXPECT(rel[0] > 0 && rel[0] < 1e-3 && rel[1] < 1e-3 && rel[2] < 1e-3);
+    EXPECT(dq[0] == 0 && dq[s.d] == 0);                  /* row 0 of head 0 sees no key: exactly 0 */
+
+    uint16_t keep = dv[5];
+    dv[5] = 0xffff;                                      /* a NaN: an element never written */
+    check_grads(&s, q, k, v, g, dq, dk, dv, 1e12, 1, &c, rel);
+    EXPECT(!c.pass && c.bad_elems == 1 && strstr(c.why, "dV") && strstr(c.why, "NaN"));
+    dv[5] = keep;
+
+    dq[3] = f32_to_f16(1e-3f);                           /* nonzero dQ in a row that sees no key */
+    check_grads(&s, q, k, v, g, dq, dk, dv, 1e12, 1, &c, rel);
+    EXPECT(!c.pass && strstr(c.why, "sees no key"));
+    dq[3] = 0;
+
+    for (size_t e = 0; e < kn; e++) dk[e] = f32_to_f16(f16_to_f32(dk[e]) * 1.01f);
+    check_grads(&s, q, k, v, g, dq, dk, dv, 1e12, 1, &c, rel);
+    EXPECT(!c.pass && strstr(c.why, "dK") && rel[1] > 5e-3 && rel[0] < 1e-3);
+    check_grads(&s, q, k, v, g, dq, dk, dv, 1.0, 1, &c, rel);   /* one group only: still checked */
+    EXPECT(c.sampled && c.rows_checked == G * s.N && !c.pass);
+    free(q); free(g); free(k); free(v); free(dq); free(dk); free(dv);
+}
+
 const test_case TESTS_ref_bwd[] = {
     {"ref_bwd: dQ dK dV = finite differences of sum(dO o O), not causal, N<M", fd_full},
     {"ref_bwd: finite differences, causal N<M and N=M", fd_causal},
@@ -226,5 +279,6 @@ const test_case TESTS_ref_bwd[] = {
     {"ref_bwd: keys past a request's length get dK=dV=0", fd_short_request},
     {"ref_bwd: sum of dV = sum of dO over seeing rows; equal keys give dQ=0", known_sums},
     {"ref_bwd: forward part = ref_row's O and LSE (f16 bf16, GQA, B=2, both masks)", forward_matches_ref},
+    {"check_grads: rounded reference passes; NaN, nonzero empty-row dQ, dK +1% fail; one group at least", check_grads_rules},
     {NULL, NULL},
 };
