@@ -205,12 +205,7 @@ static inline double attn_bytes(const attn_shape *s)
 static inline double attn_bwd_flops(const attn_shape *s) { return 2.5 * attn_flops(s); }
 static inline double attn_bwd_bytes(const attn_shape *s)
 {
-    double e = (double)attn_elem_bytes(s->dtype);
-    double kv_rows = s->seqlens_k ? 0.0 : (double)s->B * s->M;
-    for (int b = 0; s->seqlens_k && b < s->B; b++) kv_rows += s->seqlens_k[b];
-    double q = (double)s->B * s->Hq * s->N * s->d;
-    double kv = 2.0 * s->Hkv * kv_rows * s->d;
-    return e * (4.0 * q + 2.0 * kv) + 4.0 * s->B * s->Hq * s->N;
+    return 2.0 * attn_bytes(s) - 4.0 * s->B * s->Hq * s->N;   /* the forward's inputs and outputs twice, LSE once */
 }
 
 static inline size_t attn_q_elems(const attn_shape *s)  { return (size_t)s->B * s->Hq * s->N * s->d; }

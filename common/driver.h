@@ -40,6 +40,16 @@ void device_start(driver *D);
 /* run_shape.c: one shape, checked, timed and reported; returns ST_*. `loaded` holds user inputs
  * (--load) or NULL for seeded ones. first_ms_out: the first launch's time (0 if none ran). */
 int run_shape(driver *D, const run_case *c, uint16_t *const loaded[3], double *first_ms_out);
+/* run_shape.c: the start of one shape's job (run_shape, run_grad): the row (rung, shape, status and
+ * extra buffers, the line's label), the rung's refusal (reported: ST_UNSUPPORTED) and its workspace;
+ * ST_OK with no device (nothing to run), else -1: go on. */
+int shape_begin(driver *D, const run_case *rc, report_row *row, char *status, size_t status_len, char *extra,
+                size_t extra_len);
+/* run_shape.c: a launch failed: the row reported FAIL with err; exits if the context is lost. */
+void report_failure(driver *D, report_row *row, char *status, size_t n, const char *err);
+/* run_shape.c: what follows the first, checked launch: --profile's launch under the profiler,
+ * --no-time's second launch, or the timed runs into row->t. NULL or an error. */
+const char *after_first(driver *D, const bench_job *job, double first_ms, report_row *row);
 /* run_shape.c: every row goes out here, to the table (unless --quiet) and the CSV (--csv). */
 void emit(driver *D, report_row *row);
 

@@ -71,24 +71,12 @@ static void save_grads(const driver *D, const attn_shape *s, uint16_t *const g[3
 int run_grad(driver *D, const run_case *rc, uint16_t *const loaded[4], double *first_ms_out)
 {
     attn_shape s = rc->shape;
-    char why[512] = "", status[700], extra[1024];
+    char status[700], extra[1024];
     report_row row;
-    memset(&row, 0, sizeof row);
-    row.rung = D->r->id;
-    row.shape = s;
-    row.status = status;
-    row.extra = extra;
-    row.backward = 1;
-    report_label(rc, extra, sizeof extra);
     *first_ms_out = 0.0;
-
-    if (D->r->unsupported(&s, &D->env, why, sizeof why)) {
-        snprintf(status, sizeof status, "unsupported: %s", why);
-        emit(D, &row);
-        return ST_UNSUPPORTED;
-    }
-    row.workspace_bytes = D->r->workspace_bytes(&s, &D->env);
-    if (!D->have_device) return ST_OK;
+    int begun = shape_begin(D, rc, &row, status, sizeof status, extra, sizeof extra);
+    row.backward = 1;
+    if (begun >= 0) return begun;
 
     const size_t qb = attn_q_elems(&s) * 2, kvb = attn_kv_elems(&s) * 2, lseb = attn_lse_elems(&s) * 4;
     /* Q, O, dO, dQ; K, V, dK, dV; LSE; the KV lengths */
@@ -194,14 +182,7 @@ int run_grad(driver *D, const run_case *rc, uint16_t *const loaded[4], double *f
         row.c.lse_err = fwd.lse_err;    /* the LSE the backward read: the harness forward's */
         row.checked = 1;
     }
-    if (D->opt.profile) {
-        err = bench_profiled(&job, D->st);
-    } else if (D->opt.no_time) {
-        double again;
-        err = bench_once(&job, D->st, &again);
-    } else {
-        err = bench_time(&job, D->st, D->opt.warmups, D->opt.runs, first_ms, &row.t);
-    }
+    err = after_first(D, &job, first_ms, &row);
     if (err) goto failed;
     row.timed = !D->opt.no_time && !D->opt.profile;
     for (int w = 0; w < 3; w++) CUDA_CHECK(cudaMemcpy(h2[w], dev[w], bytes[w], cudaMemcpyDeviceToHost));
@@ -232,9 +213,7 @@ int run_grad(driver *D, const run_case *rc, uint16_t *const loaded[4], double *f
     goto done;
 
 failed:
-    snprintf(status, sizeof status, "FAIL: %s", err);
-    emit(D, &row);
-    if (cudaDeviceSynchronize() != cudaSuccess) exit(EXIT_FAIL);
+    report_failure(D, &row, status, sizeof status, err);
     result = ST_FAIL;
 done:
     cudaFree(dq_); cudaFree(dk_); cudaFree(dv_); cudaFree(dout); cudaFree(dlse);
