@@ -187,13 +187,7 @@ split_kv_kernel(sk_params p, sk_plan plan, sk_pages pg)
         }
 
         float o[MT][DT][4], m_run[MT][2], l_run[MT][2];
-#pragma unroll
-        for (int mt = 0; mt < MT; mt++) {
-#pragma unroll
-            for (int dt = 0; dt < DT; dt++) o[mt][dt][0] = o[mt][dt][1] = o[mt][dt][2] = o[mt][dt][3] = 0.0f;
-            m_run[mt][0] = m_run[mt][1] = -INFINITY;
-            l_run[mt][0] = l_run[mt][1] = 0.0f;
-        }
+        online_start(o, m_run, l_run);
 
         for (int j = 0; j < n_tiles; j++) {
             cp_async_wait<STAGES - 2>();      /* tile j has landed (this thread's part) */
