@@ -85,6 +85,10 @@ int main(int argc, char **argv)
     if (rc > 0) { printf("%s\n", err); return EXIT_OK; }
     if (rc < 0) { fprintf(stderr, "error: %s\n", err); return EXIT_USAGE; }
 
+    if (D.opt.pass) {                  /* which sweeps run this binary (tools/ladder.sh, tour.sh) */
+        printf("%s\n", D.grad ? "backward" : "forward");
+        return EXIT_OK;
+    }
     if (D.opt.list) {
         for (int i = 0; rung_variants[i]; i++)
             printf("%s\t%s\t%s\n", rung_variants[i]->id, rung_variants[i]->name, rung_variants[i]->summary);

@@ -156,6 +156,7 @@ typedef struct cli_opts {
     int no_time;               /* tests: run twice (check + same-bits), no timing */
     int profile;               /* make profile: as no_time, the second launch between cudaProfilerStart/Stop */
     int list, probe, ceilings, quiet;
+    int pass;                  /* --pass: print forward or backward (the binary's kind) and exit */
     int read_floor;            /* time a bare read of K and V instead of the rung */
     const rung_cli *own;       /* the rung's own default shape and flags (attn.h), or NULL */
     int shape_flags;           /* which of --b --hq --hkv --h --n --m --d were given (--load refuses them) */

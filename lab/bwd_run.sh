@@ -18,7 +18,7 @@
 #             N = 77, M = 131, causal (tails, GQA) at d = 64 in float16 and d = 128 in bfloat16, and
 #             memcheck on causal MQA with N > M (rows that see no key) at d = 128 -> the log in
 #             $OUT/logs.tar.gz, one line per run in the summary. About 1.5 minutes (estimate, 7 runs)
-#   timing    08a over lab/bwd-sweep.txt (26 shapes: d = 64 and 128, N = 512 ... 16384 at 16k tokens,
+#   timing    08a over sweeps/backward.txt (26 shapes: d = 64 and 128, N = 512 ... 16384 at 16k tokens,
 #             causal and not, two bfloat16 lines), every row checked against the float64 reference
 #             (one (b, KV head) group at least; at N = 16384 most of the step is the CPU's reference),
 #             then tools/peers.py --backward on the same sweep (PyTorch's flash and cuDNN backward,
@@ -137,11 +137,11 @@ for step in $steps; do
       f=$OUT/${g:-gpu}-backward.csv
       rm -f "$f"
       for v in $("$B08" --list | cut -f1); do
-        run 200 "$B08" --variant "$v" --sweep lab/bwd-sweep.txt --quiet --csv "$f" > $LOG/timing-$v.log 2>&1
-        say "timing $v: exit $?, $(counts "$f" "$v") of $(grep -cv '^\s*\(#\|$\)' lab/bwd-sweep.txt) shapes"
+        run 200 "$B08" --variant "$v" --sweep sweeps/backward.txt --quiet --csv "$f" > $LOG/timing-$v.log 2>&1
+        say "timing $v: exit $?, $(counts "$f" "$v") of $(grep -cv '^\s*\(#\|$\)' sweeps/backward.txt) shapes"
       done
       if python3 -c 'import torch' 2>/dev/null; then
-        run 150 python3 tools/peers.py --backward --sweep lab/bwd-sweep.txt --csv "$f" > $LOG/timing-peers.log 2>&1
+        run 150 python3 tools/peers.py --backward --sweep sweeps/backward.txt --csv "$f" > $LOG/timing-peers.log 2>&1
         say "timing peers (backward): exit $?, torch-flash $(counts "$f" torch-flash), torch-cudnn $(counts "$f" torch-cudnn)$(grep -q '^fa4,' "$f" && echo ", fa4 $(counts "$f" fa4)")"
       else
         say "timing peers: no PyTorch here, skipped"
