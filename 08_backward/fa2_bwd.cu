@@ -1,39 +1,61 @@
 /* Rung 08, step a: FlashAttention-2's backward pass (Dao, 2023, arXiv:2307.08691, Algorithm 2) on
- * the tensor cores with mma.sync. NOT YET RUN ON A GPU: written and compiled without one; the GPU
- * matrix (tests/gpu_cases.txt) and 08_backward/README.md say what to run first.
+ * the tensor cores with mma.sync.
  *
  * Three kernels, launched in order on the rung's stream:
- *   1. bwd_pre     grid (ceil(B*Hq*N / 8)), 8 warps, one warp per query row:
- *                  D_i = rowsum(dO_i o O_i) in float32 into the workspace, and row i of the float32
- *                  dQ accumulator zeroed (the atomics below add into it).
- *   2. bwd_main    grid (ceil(M/BC), Hkv, B), 4 warps. One block owns BC = 64 keys of one KV head:
- *                  its K and V tiles are loaded once; it walks the query tiles (BR rows) of every
- *                  query head of the KV head's group (GQA/MQA: a loop over the group inside the block,
- *                  so dK and dV are summed in registers, in a fixed order: no atomics on them), and of
- *                  those only the ones that see a key of the tile under the causal mask.
- *                  Warp w owns keys [16w, 16w + 16) of the tile: for them, per query tile,
- *                    S^T  = K Q^T          (16 x BR, accumulators; rows keys, columns queries)
+ *   1. bwd_pre     grid (ceil(B*Hq*N / 8)), 8 warps, one warp per query row: D_i = rowsum(dO_i o O_i)
+ *                  in float32, the row's LSE in log2 units (+inf for a row that sees no key, so that
+ *                  its P is 0), and row i of the float32 dQ accumulator zeroed.
+ *   2. bwd_main    grid (ceil(M/BC), Hkv, B), 8 warps. One block owns BC = 128 keys of one KV head:
+ *                  its K and V tiles are loaded once; it walks the query tiles (BR = 64 rows) of
+ *                  every query head of the KV head's group (GQA/MQA: a loop over the group inside
+ *                  the block, so dK and dV are summed in registers, in a fixed order: no atomics on
+ *                  them), and of those only the ones that see a key of the tile under the causal mask.
+ *                  Warp w owns keys [16w, 16w + 16) of the tile. Per query tile, BRW queries at a
+ *                  time (the whole tile at d = 64, half of it at d = 128, where registers are short):
+ *                    S^T  = K Q^T          (16 x BRW, accumulators; rows keys, columns queries)
  *                    P^T  = 2^(S^T scale log2 e - LSE log2 e)     (recomputed from the forward's LSE)
  *                    dV  += P^T dO         (P^T re-packed from accumulators as A fragments, as rung 05
  *                                           re-packs P for P V)
  *                    dP^T = V dO^T         dS^T = P^T o (dP^T - D)
  *                    dK  += dS^T Q         (dK, dV: 16 x d float32 in registers for the whole block)
- *                  then writes dS to shared memory as [query][key] and, after a barrier, the block
- *                  computes dQ_tile = dS K (BR x d; warp w takes BR/4 rows' share, split by rows and
- *                  columns) and adds it into the float32 accumulator with atomicAdd: several KV tiles
- *                  add into the same dQ rows, in an order that changes run to run (rung_grad_own
- *                  below says so: the same-bits check covers dK and dV only).
+ *                  dS^T goes to shared memory; after a barrier the 8 warps compute
+ *                  dQ_tile = dS K (BR x d; warp w a 32-row by d/4-column part of it) and add it into
+ *                  the float32 accumulator with reductions of two floats (red.global.add.v2.f32 on
+ *                  sm_90): several KV tiles add into the same dQ rows, in an order that changes run
+ *                  to run (rung_grad_own below says so: the same-bits check covers dK and dV only).
  *                  Shared memory (storage type T, XOR-swizzled as rung 05c's, common/tiles.cuh):
- *                    K, V   BC x D each (loaded once)      Q, dO   BR x D each (per query tile)
- *                    dS     BR x BC                        LSE*log2e, D: BR floats each
- *                  d = 64: 8+8+8+8+8 KB; d = 128: 16+16+16+16+8 KB (+ 512 bytes).
+ *                    K, V     BC x D each (loaded once)
+ *                    Q, dO    BR x D each, two stages: the next tile's copy (cp.async) runs under
+ *                             this tile's products
+ *                    dS^T     BC x BR (keys by queries)
+ *                    LSE, D   BR floats each, two stages
+ *                  d = 64: 16+16+32+32+16 KB; d = 128: 32+32+64+64+16 KB (+ 1 KB).
  *   3. bwd_convert elementwise: dQ = scale * accumulator, rounded to T.
- * Masks: a query row past N gets LSE = +inf in shared memory, so its P is 0 (its Q and dO rows are
- * zero-filled); a row that sees no key (LSE = -inf, causal with N > M) likewise: it adds nothing and
- * its dQ stays 0. Keys past M and keys above the causal diagonal get P = 0, tested only on the tiles
- * that cross them. Scale: dK and dQ are multiplied by it once, at the end.
+ *
+ * Against the first 08a (commit 0ea7601: 64 keys a block over 4 warps, loads through registers,
+ * dQ by scalar atomicAdd), each change and what it is for:
+ *   - 128 keys a block, 8 warps of 16 keys: each Q, dO, LSE and D tile copied into shared memory
+ *     serves twice as many keys, and dQ's additions into the accumulator (a BR x d tile per query
+ *     tile and key block) halve: (M/128) x N x d floats per head, not (M/64) x N x d.
+ *   - cp.async, double-buffered: Q, dO, LSE and D of query tile i + 1 are in flight while tile i is
+ *     multiplied (the first 08a waited for every tile's loads: its warps' largest stall).
+ *   - Query tiles of 64 rows at both head dims (32 before at d = 128), worked BRW rows at a time:
+ *     half as many barriers and copies a key, the registers of a 32-row tile.
+ *   - dS stored as dS^T (keys by queries), two adjacent queries a 4-byte store, and read back for
+ *     dQ = dS K with ldmatrix .trans: half the stores of the scalar [query][key] writes.
+ *   - dQ: each warp a 32 x d/4 part (2 x d/32 mma tiles: A and B fragments each serve two
+ *     products), added two floats a reduction: one L2 request for 8 contiguous bytes where scalar
+ *     atomics sent two, and no lanes of one request half a sector apart.
+ *   - The LSE is turned into log2 units, and -inf into +inf, once per row in bwd_pre, not per tile.
+ *
+ * Masks: a query row past N is zero-filled (Q, dO, LSE, D = 0): its P^T column is 2^0 = 1, but its
+ * dO and D are 0, so it adds exactly 0 to dV, dP^T, dS^T, dK and dQ, and its dQ row is never
+ * stored. A row that sees no key (causal with N > M) has LSE = +inf in log2 units: P = 0. Keys past
+ * M and keys above the causal diagonal get P = 0, tested only where a warp's 16 keys cross them.
+ * Scale: dK and dQ are multiplied by it once, at the end.
  * Head dims 64 and 128 (the tile's D is d: no padded head dims), float16 and bfloat16 (T). Needs
- * compute capability 8.0 (mma.sync m16n8k16, ldmatrix). */
+ * compute capability 8.0 (mma.sync m16n8k16, ldmatrix, cp.async) and, at d = 128, 145 KB of shared
+ * memory a block. */
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 #include <math.h>
@@ -45,19 +67,28 @@
 #include "../common/online_softmax.cuh"
 
 #define LOG2E 1.4426950408889634f
-#define BWD_WARPS 4
+#define BWD_WARPS 8
 #define BWD_THREADS (BWD_WARPS * 32)
-#define BWD_BC 64                 /* keys per block: 16 per warp */
+#define BWD_BC 128                /* keys per block: 16 per warp */
+#define BWD_BR 64                 /* query rows per tile (the swizzle of dS^T's rows needs >= 64) */
+
+/* Query rows a warp works at a time (BRW) and the blocks an SM should hold (MINB, for
+ * __launch_bounds__): at d = 128, dK and dV alone are 128 registers a lane, so S^T and dP^T take
+ * 32 queries at a time (16 registers each); at d = 64 the whole tile. */
+template <int D> struct bwd_tile;
+template <> struct bwd_tile<64> { static constexpr int BRW = 64, MINB = 1; };
+template <> struct bwd_tile<128> { static constexpr int BRW = 32, MINB = 1; };
 
 /* 16-bit storage <-> float for the elementwise kernels */
 template <typename T> static __device__ __forceinline__ float to_f32(T x);
 template <> __device__ __forceinline__ float to_f32<__half>(__half x) { return __half2float(x); }
 template <> __device__ __forceinline__ float to_f32<__nv_bfloat16>(__nv_bfloat16 x) { return __bfloat162float(x); }
 
-/* 1. D_i = dO_i . O_i, and the dQ accumulator's row zeroed. One warp per row. */
+/* 1. D_i = dO_i . O_i, LSE_i in log2 units, and the dQ accumulator's row zeroed. One warp per row. */
 template <int D, typename T>
 __global__ void __launch_bounds__(256)
-bwd_pre(const T *__restrict__ O, const T *__restrict__ dO, float *__restrict__ Dvec, float *__restrict__ dQacc, long rows)
+bwd_pre(const T *__restrict__ O, const T *__restrict__ dO, const float *__restrict__ LSE, float *__restrict__ Dvec,
+        float *__restrict__ Lsc, float *__restrict__ dQacc, long rows)
 {
     const long row = (long)blockIdx.x * 8 + threadIdx.x / 32;
     const int lane = threadIdx.x % 32;
@@ -70,7 +101,11 @@ bwd_pre(const T *__restrict__ O, const T *__restrict__ dO, float *__restrict__ D
     }
 #pragma unroll
     for (int off = 16; off > 0; off /= 2) acc += __shfl_xor_sync(0xffffffffu, acc, off);
-    if (lane == 0) Dvec[row] = acc;
+    if (lane == 0) {
+        Dvec[row] = acc;
+        const float l = LSE[row];
+        Lsc[row] = l == -INFINITY ? INFINITY : l * LOG2E;    /* 2^(s - inf) = 0: the row adds nothing */
+    }
 }
 
 /* 3. dQ = scale * accumulator, in T */
@@ -81,11 +116,12 @@ __global__ void bwd_convert(const float *__restrict__ dQacc, T *__restrict__ dQ,
         dQ[e] = to_storage<T>(dQacc[e] * scale);
 }
 
-/* acc (one 16 x 8*NT product per warp) += A B, A = 16 rows of `sa` from row a_row, B = rows of `sb`
- * as n (NT n8 tiles from row 0), k = the D columns of both: the S^T = K Q^T and dP^T = V dO^T
- * products (ldmatrix addresses as rung 05's Q and K, computed with tile_off). */
+/* acc (one 16 x 8*NT product per warp) = A B^T, A = rows a_row..a_row+15 of `sa`, B^T = rows
+ * b_row..b_row+8*NT-1 of `sb`, k = the D columns of both: the S^T = K Q^T and dP^T = V dO^T
+ * products (keys by queries). Both operands are read as stored (ldmatrix, no .trans). */
 template <int D, int NT, typename T>
-static __device__ __forceinline__ void mma_rows_by_rows(float acc[NT][4], const T *sa, int a_row, const T *sb, int lane)
+static __device__ __forceinline__ void mma_rows_by_rows(float acc[NT][4], const T *sa, int a_row, const T *sb, int b_row,
+                                                        int lane)
 {
 #pragma unroll
     for (int nt = 0; nt < NT; nt++) acc[nt][0] = acc[nt][1] = acc[nt][2] = acc[nt][3] = 0.0f;
@@ -97,7 +133,7 @@ static __device__ __forceinline__ void mma_rows_by_rows(float acc[NT][4], const 
         for (int nt = 0; nt < NT; nt += 2) {
             /* lanes 0-7: rows nt*8.. at column kk; 8-15: the same rows at kk+8; 16-31: rows (nt+1)*8.. */
             uint32_t b[4];
-            ldmatrix_x4(b, smem_addr(sb + tile_off<D, true>(nt * 8 + (lane % 8) + (lane / 16) * 8,
+            ldmatrix_x4(b, smem_addr(sb + tile_off<D, true>(b_row + nt * 8 + (lane % 8) + (lane / 16) * 8,
                                                             kk + ((lane / 8) % 2) * 8)));
             mma_16816_t<T>(acc[nt], a, b[0], b[1]);
             mma_16816_t<T>(acc[nt + 1], a, b[2], b[3]);
@@ -105,13 +141,15 @@ static __device__ __forceinline__ void mma_rows_by_rows(float acc[NT][4], const 
     }
 }
 
-/* acc (16 x D) += A B with A = the 16 x BR accumulators `p` re-packed as T (k = the BR query
- * columns), B = the BR x D tile `sb` read transposed (rows = k): dV += P^T dO and dK += dS^T Q. */
-template <int D, int BR, typename T>
-static __device__ __forceinline__ void mma_acc_by_tile(float acc[D / 8][4], const float p[BR / 8][4], const T *sb, int lane)
+/* acc (16 x D) += A B with A = the 16 x 8*NT accumulators `p` re-packed as T (k = their 8*NT query
+ * columns) and B = rows b_row..b_row+8*NT-1 of the tile `sb` (queries by D), read with .trans:
+ * dV += P^T dO and dK += dS^T Q. */
+template <int D, int NT, typename T>
+static __device__ __forceinline__ void mma_acc_by_tile(float acc[D / 8][4], const float p[NT][4], const T *sb, int b_row,
+                                                       int lane)
 {
 #pragma unroll
-    for (int kk = 0; kk < BR; kk += 16) {
+    for (int kk = 0; kk < 8 * NT; kk += 16) {
         uint32_t a[4];
         a[0] = pack2_t<T>(p[kk / 8][0], p[kk / 8][1]);
         a[1] = pack2_t<T>(p[kk / 8][2], p[kk / 8][3]);
@@ -121,7 +159,7 @@ static __device__ __forceinline__ void mma_acc_by_tile(float acc[D / 8][4], cons
         for (int dt = 0; dt < D / 8; dt += 2) {
             /* lanes 0-7 rows kk..+7, 8-15 rows kk+8..+15 (columns dt*8..), 16-31 the same at dt+1 */
             uint32_t b[4];
-            ldmatrix_x4_trans(b, smem_addr(sb + tile_off<D, true>(kk + (lane % 8) + ((lane / 8) % 2) * 8,
+            ldmatrix_x4_trans(b, smem_addr(sb + tile_off<D, true>(b_row + kk + (lane % 8) + ((lane / 8) % 2) * 8,
                                                                   dt * 8 + (lane / 16) * 8)));
             mma_16816_t<T>(acc[dt], a, b[0], b[1]);
             mma_16816_t<T>(acc[dt + 1], a, b[2], b[3]);
@@ -129,30 +167,44 @@ static __device__ __forceinline__ void mma_acc_by_tile(float acc[D / 8][4], cons
     }
 }
 
+/* Start copying query tile (rows row..row+BR-1 of the flattened [B,Hq,N] rows) into one stage:
+ * Q and dO (16-byte cp.async, rows past `valid` zero-filled), LSE in log2 units and D (4 bytes a
+ * row: a head's rows start anywhere). One commit group. */
 template <int D, int BR, typename T>
-__global__ void __launch_bounds__(BWD_THREADS)
+static __device__ __forceinline__ void load_query_tile(T *sq, T *sdo, float *sl, float *sd, const T *Q, const T *dO,
+                                                       const float *Lsc, const float *Dvec, size_t row, int valid)
+{
+    static_assert(2 * BR <= BWD_THREADS, "one thread a row of LSE and of D");
+    load_tile<D, BR, BWD_THREADS, true, true>(sq, Q + row * D, valid);
+    load_tile<D, BR, BWD_THREADS, true, true>(sdo, dO + row * D, valid);
+    const int r = threadIdx.x % BR;
+    if (threadIdx.x < BR) cp_async_4(smem_addr(sl + r), Lsc + row + r, r < valid);
+    else if (threadIdx.x < 2 * BR) cp_async_4(smem_addr(sd + r), Dvec + row + r, r < valid);
+    cp_async_commit();
+}
+
+template <int D, int BRW, int MINB, typename T>
+__global__ void __launch_bounds__(BWD_THREADS, MINB)
 bwd_main(const T *__restrict__ Q, const T *__restrict__ K, const T *__restrict__ V, const T *__restrict__ dO,
-         const float *__restrict__ LSE, const float *__restrict__ Dvec, float *__restrict__ dQacc,
+         const float *__restrict__ Lsc, const float *__restrict__ Dvec, float *__restrict__ dQacc,
          T *__restrict__ dK, T *__restrict__ dV, int Hq, int Hkv, int N, int M, int causal, float scale,
          float scale_log2)
 {
-    constexpr int BC = BWD_BC;
-    constexpr int NT = BR / 8;                 /* n8 tiles of S^T: the query columns */
+    constexpr int BC = BWD_BC, BR = BWD_BR;
+    constexpr int NT = BRW / 8;                /* n8 tiles of S^T: the query columns a warp works at once */
     constexpr int DT = D / 8;
-    constexpr int MQ = BR / 16;                /* dQ: m16 row tiles ... */
-    constexpr int CG = BWD_WARPS / MQ;         /* ... times column groups = the 4 warps */
-    constexpr int DC = D / CG;                 /* dQ columns per warp */
-    static_assert(BR % 16 == 0 && BWD_WARPS % MQ == 0 && DC % 16 == 0, "dQ split");
-    static_assert(BC == 16 * BWD_WARPS, "16 keys per warp");
+    constexpr int WM = 32, WN = D / 4;         /* dQ: warp w's part, rows (w % 2)*32.., columns (w / 2)*WN.. */
+    static_assert(BC == 16 * BWD_WARPS && BR % BRW == 0 && BRW % 16 == 0, "16 keys a warp, 16-query k steps");
+    static_assert((BR / WM) * (D / WN) == BWD_WARPS && WN % 16 == 0, "dQ split over the warps");
 
     extern __shared__ __align__(128) unsigned char smem_raw[];
-    T *sK = reinterpret_cast<T *>(smem_raw);
-    T *sV = sK + BC * D;
-    T *sQ = sV + BC * D;
-    T *sdO = sQ + BR * D;
-    T *sdS = sdO + BR * D;                     /* [BR][BC], swizzled as a tile of BC columns */
-    float *sL = reinterpret_cast<float *>(sdS + BR * BC);   /* LSE * log2(e), +inf: P = 0 */
-    float *sD = sL + BR;
+    T *sK = reinterpret_cast<T *>(smem_raw);   /* [BC][D] */
+    T *sV = sK + BC * D;                       /* [BC][D] */
+    T *sQ = sV + BC * D;                       /* [2][BR][D] */
+    T *sdO = sQ + 2 * BR * D;                  /* [2][BR][D] */
+    T *sdS = sdO + 2 * BR * D;                 /* [BC][BR]: dS^T, swizzled as a tile of BR columns */
+    float *sL = reinterpret_cast<float *>(sdS + BC * BR);   /* [2][BR] LSE * log2(e) */
+    float *sD = sL + 2 * BR;                   /* [2][BR] */
 
     const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
     const int g = lane / 4, t = lane % 4;
@@ -160,10 +212,19 @@ bwd_main(const T *__restrict__ Q, const T *__restrict__ K, const T *__restrict__
     const int G = Hq / Hkv, shift = M - N;     /* bottom-right causal alignment */
     const int kw0 = warp * 16;                 /* this warp's keys in the tile */
 
+    /* the query tiles: for each of the G query heads of the group, those from the first query
+     * that sees a key of this tile (key k0 is seen by row i iff k0 <= i + shift) to the end */
+    const int q_first = causal ? max(0, k0 - shift) : 0;
+    const int q_start = q_first / BR * BR;
+    const int ntiles = G * ((N - q_start + BR - 1) / BR);
+    const size_t head0 = ((size_t)b * Hq + (size_t)kvh * G) * N;   /* row of (b, first head of the group, 0) */
+
+    /* K, V and the first query tile in one commit group */
     const T *k_ptr = K + (((size_t)b * Hkv + kvh) * M + k0) * D;
     const T *v_ptr = V + (((size_t)b * Hkv + kvh) * M + k0) * D;
-    load_tile<D, BC, BWD_THREADS, false, true>(sK, k_ptr, M - k0);
-    load_tile<D, BC, BWD_THREADS, false, true>(sV, v_ptr, M - k0);
+    load_tile<D, BC, BWD_THREADS, true, true>(sK, k_ptr, M - k0);
+    load_tile<D, BC, BWD_THREADS, true, true>(sV, v_ptr, M - k0);
+    load_query_tile<D, BR, T>(sQ, sdO, sL, sD, Q, dO, Lsc, Dvec, head0 + q_start, N - q_start);
 
     float dk[DT][4], dv[DT][4];
 #pragma unroll
@@ -171,91 +232,104 @@ bwd_main(const T *__restrict__ Q, const T *__restrict__ K, const T *__restrict__
 #pragma unroll
         for (int e = 0; e < 4; e++) dk[dt][e] = dv[dt][e] = 0.0f;
 
-    /* the first query that sees a key of this tile: key k0 is seen by row i iff k0 <= i + shift */
-    const int q_first = causal ? max(0, k0 - shift) : 0;
-    const int qt_first = q_first / BR, qt_end = (N + BR - 1) / BR;
+    size_t row0 = head0;                       /* row of (b, this tile's head, 0) */
+    int q0 = q_start;                          /* this tile's first query */
+    for (int i = 0; i < ntiles; i++) {
+        const int st = i & 1;
+        cp_async_wait<0>();
+        __syncthreads();   /* tile i visible to all; every warp done with tile i - 1 (its stage, dS^T) */
+        /* the next tile: the next query tile of this head, or the first one of the next head */
+        int q_next = q0 + BR;
+        size_t row_next = row0;
+        if (q_next >= N) { q_next = q_start; row_next += N; }
+        if (i + 1 < ntiles)
+            load_query_tile<D, BR, T>(sQ + (st ^ 1) * BR * D, sdO + (st ^ 1) * BR * D, sL + (st ^ 1) * BR,
+                                      sD + (st ^ 1) * BR, Q, dO, Lsc, Dvec, row_next + q_next, N - q_next);
+        const T *sq = sQ + st * BR * D, *sdo = sdO + st * BR * D;
+        const float *sl = sL + st * BR, *sd = sD + st * BR;
 
-    for (int hh = 0; hh < G; hh++) {
-        const int h = kvh * G + hh;
-        const size_t row0 = ((size_t)b * Hq + h) * N;      /* row index of (b, h, 0) */
-        for (int qt = qt_first; qt < qt_end; qt++) {
-            const int q0 = qt * BR;
-            __syncthreads();                   /* every warp is done with the last tile's Q, dO, dS */
-            load_tile<D, BR, BWD_THREADS, false, true>(sQ, Q + (row0 + q0) * D, N - q0);
-            load_tile<D, BR, BWD_THREADS, false, true>(sdO, dO + (row0 + q0) * D, N - q0);
-            for (int r = threadIdx.x; r < BR; r += BWD_THREADS) {
-                const float l = q0 + r < N ? LSE[row0 + q0 + r] : -INFINITY;
-                sL[r] = l == -INFINITY ? INFINITY : l * LOG2E;
-                sD[r] = q0 + r < N ? Dvec[row0 + q0 + r] : 0.0f;
-            }
-            __syncthreads();
+#pragma unroll 1   /* one sub-tile's S^T and dP^T live at a time: what keeps d = 128 in registers */
+        for (int sub = 0; sub < BR; sub += BRW) {
+            /* S^T = K Q^T and dP^T = V dO^T for this warp's 16 keys and queries sub..sub+BRW-1: the
+             * second product has work for the tensor cores while the first one's exponentials run */
+            float p[NT][4], ds[NT][4];
+            mma_rows_by_rows<D, NT, T>(p, sK, kw0, sq, sub, lane);
+            mma_rows_by_rows<D, NT, T>(ds, sV, kw0, sdo, sub, lane);
 
-            /* S^T = K Q^T, then P^T, in place */
-            float p[NT][4];
-            mma_rows_by_rows<D, NT, T>(p, sK, kw0, sQ, lane);
-            const bool tail = k0 + BC > M;
-            const bool diag = causal && k0 + BC - 1 > q0 + shift;
+            /* P^T from the LSE, then dS^T = P^T o (dP^T - D), both in place */
+            const bool mask = k0 + BC > M || (causal && k0 + kw0 + 15 > q0 + sub + shift);
 #pragma unroll
-            for (int nt = 0; nt < NT; nt++)
+            for (int nt = 0; nt < NT; nt++) {
+                const float2 l = *reinterpret_cast<const float2 *>(sl + sub + nt * 8 + 2 * t);
+                const float2 dd = *reinterpret_cast<const float2 *>(sd + sub + nt * 8 + 2 * t);
 #pragma unroll
                 for (int e = 0; e < 4; e++) {
-                    const int qc = nt * 8 + 2 * t + (e & 1);
-                    float x = fast_exp2(fmaf(p[nt][e], scale_log2, -sL[qc]));   /* 2^-inf = 0 */
-                    if (tail || diag) {
-                        const int key = k0 + kw0 + g + (e >= 2 ? 8 : 0), query = q0 + qc;
+                    float x = fast_exp2(fmaf(p[nt][e], scale_log2, -((e & 1) ? l.y : l.x)));   /* 2^-inf = 0 */
+                    if (mask) {
+                        const int key = k0 + kw0 + g + (e >= 2 ? 8 : 0), query = q0 + sub + nt * 8 + 2 * t + (e & 1);
                         if (key >= M || (causal && key > query + shift)) x = 0.0f;
                     }
                     p[nt][e] = x;
-                }
-
-            /* dV += P^T dO */
-            mma_acc_by_tile<D, BR, T>(dv, p, sdO, lane);
-
-            /* dP^T = V dO^T, then dS^T = P^T o (dP^T - D), in place */
-            float ds[NT][4];
-            mma_rows_by_rows<D, NT, T>(ds, sV, kw0, sdO, lane);
-#pragma unroll
-            for (int nt = 0; nt < NT; nt++)
-#pragma unroll
-                for (int e = 0; e < 4; e++) ds[nt][e] = p[nt][e] * (ds[nt][e] - sD[nt * 8 + 2 * t + (e & 1)]);
-
-            /* dK += dS^T Q (the scale comes at the end) */
-            mma_acc_by_tile<D, BR, T>(dk, ds, sQ, lane);
-
-            /* dS to shared memory as [query][key], for dQ = dS K */
-#pragma unroll
-            for (int nt = 0; nt < NT; nt++)
-#pragma unroll
-                for (int e = 0; e < 4; e++)
-                    sdS[tile_off<BC, true>(nt * 8 + 2 * t + (e & 1), kw0 + g + (e >= 2 ? 8 : 0))] = to_storage<T>(ds[nt][e]);
-            __syncthreads();
-
-            /* dQ_tile += dS K: this warp's 16 rows (m tile warp % MQ) and DC columns (group warp / MQ) */
-            const int qm0 = (warp % MQ) * 16, c0 = (warp / MQ) * DC;
-            float dq[DC / 8][4];
-#pragma unroll
-            for (int dt = 0; dt < DC / 8; dt++) dq[dt][0] = dq[dt][1] = dq[dt][2] = dq[dt][3] = 0.0f;
-#pragma unroll
-            for (int kk = 0; kk < BC; kk += 16) {
-                uint32_t a[4];
-                ldmatrix_x4(a, smem_addr(sdS + tile_off<BC, true>(qm0 + (lane % 16), kk + (lane / 16) * 8)));
-#pragma unroll
-                for (int dt = 0; dt < DC / 8; dt += 2) {
-                    uint32_t bk[4];
-                    ldmatrix_x4_trans(bk, smem_addr(sK + tile_off<D, true>(kk + (lane % 8) + ((lane / 8) % 2) * 8,
-                                                                           c0 + dt * 8 + (lane / 16) * 8)));
-                    mma_16816_t<T>(dq[dt], a, bk[0], bk[1]);
-                    mma_16816_t<T>(dq[dt + 1], a, bk[2], bk[3]);
+                    ds[nt][e] = x * (ds[nt][e] - ((e & 1) ? dd.y : dd.x));
                 }
             }
+
+            /* dV += P^T dO, dK += dS^T Q (the scale comes at the end) */
+            mma_acc_by_tile<D, NT, T>(dv, p, sdo, sub, lane);
+            mma_acc_by_tile<D, NT, T>(dk, ds, sq, sub, lane);
+
+            /* dS^T to shared memory, [key][query]: a lane's two adjacent queries are one 4-byte store */
 #pragma unroll
-            for (int dt = 0; dt < DC / 8; dt++)
+            for (int nt = 0; nt < NT; nt++)
 #pragma unroll
-                for (int e = 0; e < 4; e++) {
-                    const int r = q0 + qm0 + g + (e >= 2 ? 8 : 0), c = c0 + dt * 8 + 2 * t + (e & 1);
-                    if (r < N) atomicAdd(dQacc + (row0 + r) * D + c, dq[dt][e]);
-                }
+                for (int hi = 0; hi < 2; hi++)
+                    *reinterpret_cast<uint32_t *>(sdS + tile_off<BR, true>(kw0 + g + hi * 8, sub + nt * 8 + 2 * t)) =
+                        pack2_t<T>(ds[nt][2 * hi], ds[nt][2 * hi + 1]);
         }
+        __syncthreads();   /* dS^T of all 128 keys written */
+
+        /* dQ_tile += dS K over the block's 128 keys: this warp's rows qm0..qm0+31, columns c0..c0+WN-1.
+         * A = dS (queries by keys) is dS^T as stored, read with .trans; B = K (keys by d), .trans. */
+        const int qm0 = (warp % (BR / WM)) * WM, c0 = (warp / (BR / WM)) * WN;
+        float dq[WM / 16][WN / 8][4];
+#pragma unroll
+        for (int mt = 0; mt < WM / 16; mt++)
+#pragma unroll
+            for (int nt = 0; nt < WN / 8; nt++) dq[mt][nt][0] = dq[mt][nt][1] = dq[mt][nt][2] = dq[mt][nt][3] = 0.0f;
+#pragma unroll
+        for (int kk = 0; kk < BC; kk += 16) {
+            /* A: lanes 0-7 keys kk.. (queries qm..), 8-15 the same keys at queries qm+8.., 16-31 keys kk+8.. */
+            uint32_t a[WM / 16][4];
+#pragma unroll
+            for (int mt = 0; mt < WM / 16; mt++)
+                ldmatrix_x4_trans(a[mt], smem_addr(sdS + tile_off<BR, true>(kk + (lane / 16) * 8 + (lane % 8),
+                                                                            qm0 + mt * 16 + ((lane / 8) % 2) * 8)));
+#pragma unroll
+            for (int nt = 0; nt < WN / 8; nt += 2) {
+                uint32_t bk[4];
+                ldmatrix_x4_trans(bk, smem_addr(sK + tile_off<D, true>(kk + (lane % 8) + ((lane / 8) % 2) * 8,
+                                                                       c0 + nt * 8 + (lane / 16) * 8)));
+#pragma unroll
+                for (int mt = 0; mt < WM / 16; mt++) {
+                    mma_16816_t<T>(dq[mt][nt], a[mt], bk[0], bk[1]);
+                    mma_16816_t<T>(dq[mt][nt + 1], a[mt], bk[2], bk[3]);
+                }
+            }
+        }
+        /* two adjacent columns a reduction; fire and forget: the next tile's products start while
+         * these travel to L2 */
+#pragma unroll
+        for (int mt = 0; mt < WM / 16; mt++)
+#pragma unroll
+            for (int hi = 0; hi < 2; hi++) {
+                const int r = q0 + qm0 + mt * 16 + g + hi * 8;
+                if (r >= N) continue;
+                float *dst = dQacc + (row0 + r) * D + c0 + 2 * t;
+#pragma unroll
+                for (int nt = 0; nt < WN / 8; nt++) red_add_f32x2(dst + nt * 8, dq[mt][nt][2 * hi], dq[mt][nt][2 * hi + 1]);
+            }
+        q0 = q_next;
+        row0 = row_next;
     }
 
     /* dK (times the scale) and dV of this warp's 16 keys: two adjacent columns per store */
@@ -277,21 +351,16 @@ bwd_main(const T *__restrict__ Q, const T *__restrict__ K, const T *__restrict__
 /* ------------------------------------------------------------------------------------------ */
 /* Host side */
 
-/* Query rows per tile: 64 at d = 64; 32 at d = 128, where S^T, dP^T, dK and dV (2 x 16 + 2 x 64
- * floats a lane) leave no registers for 64. */
-template <int D> struct bwd_tile { static constexpr int BR = D == 64 ? 64 : 32; };
-
 static size_t bwd_smem(int d)
 {
-    const int br = d == 64 ? bwd_tile<64>::BR : bwd_tile<128>::BR;
-    return (size_t)(2 * BWD_BC * d + 2 * br * d + br * BWD_BC) * 2 + 2 * br * sizeof(float);
+    return (size_t)(2 * BWD_BC * d + 4 * BWD_BR * d + BWD_BC * BWD_BR) * 2 + 4 * BWD_BR * sizeof(float);
 }
 
-/* workspace: the float32 dQ accumulator [B,Hq,N,d], then D [B,Hq,N] */
+/* workspace: the float32 dQ accumulator [B,Hq,N,d], then D and LSE in log2 units, [B,Hq,N] each */
 static size_t bwd_workspace(const attn_shape *s, const attn_env *env)
 {
     (void)env;
-    return attn_q_elems(s) * sizeof(float) + attn_lse_elems(s) * sizeof(float);
+    return attn_q_elems(s) * sizeof(float) + 2 * attn_lse_elems(s) * sizeof(float);
 }
 
 static int bwd_unsupported(const attn_shape *s, const attn_env *env, char *why, size_t n)
@@ -306,7 +375,7 @@ static int bwd_unsupported(const attn_shape *s, const attn_env *env, char *why, 
         return 1;
     }
     if (env->cc_major < 8) {
-        snprintf(why, n, "mma.sync m16n8k16 (float16 and bfloat16) and ldmatrix need compute capability 8.0+");
+        snprintf(why, n, "mma.sync m16n8k16 (float16 and bfloat16), ldmatrix and cp.async need compute capability 8.0+");
         return 1;
     }
     if (bwd_smem(s->d) > env->smem_per_block_optin) {
@@ -320,22 +389,24 @@ static int bwd_unsupported(const attn_shape *s, const attn_env *env, char *why, 
 template <int D, typename T>
 static const char *bwd_launch(const attn_args *a, cudaStream_t st)
 {
-    constexpr int BR = bwd_tile<D>::BR;
+    constexpr int BRW = bwd_tile<D>::BRW, MINB = bwd_tile<D>::MINB;
     const attn_shape *s = &a->shape;
     const attn_grads *gr = a->grad;
     if (!gr) return "rung 08 is a backward pass: the driver gives it no gradients (rung_grad_own missing?)";
     float *dQacc = (float *)a->workspace;
     float *Dvec = dQacc + attn_q_elems(s);
+    float *Lsc = Dvec + attn_lse_elems(s);
     const long rows = (long)s->B * s->Hq * s->N;
 
-    bwd_pre<D, T><<<(unsigned)((rows + 7) / 8), 256, 0, st>>>((const T *)a->o, (const T *)gr->dout, Dvec, dQacc, rows);
+    bwd_pre<D, T><<<(unsigned)((rows + 7) / 8), 256, 0, st>>>((const T *)a->o, (const T *)gr->dout, a->lse, Dvec, Lsc,
+                                                              dQacc, rows);
     RUNG_LAUNCHED(bwd_pre);
 
     const size_t smem = bwd_smem(D);
-    RUNG_CUDA(cudaFuncSetAttribute(bwd_main<D, BR, T>, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
+    RUNG_CUDA(cudaFuncSetAttribute(bwd_main<D, BRW, MINB, T>, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
     dim3 grid((s->M + BWD_BC - 1) / BWD_BC, s->Hkv, s->B);
-    bwd_main<D, BR, T><<<grid, BWD_THREADS, smem, st>>>(
-        (const T *)a->q, (const T *)a->k, (const T *)a->v, (const T *)gr->dout, a->lse, Dvec, dQacc,
+    bwd_main<D, BRW, MINB, T><<<grid, BWD_THREADS, smem, st>>>(
+        (const T *)a->q, (const T *)a->k, (const T *)a->v, (const T *)gr->dout, Lsc, Dvec, dQacc,
         (T *)gr->dk, (T *)gr->dv, s->Hq, s->Hkv, s->N, s->M, s->causal, s->scale, s->scale * LOG2E);
     RUNG_LAUNCHED(bwd_main);
 
