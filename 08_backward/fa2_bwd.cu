@@ -5,7 +5,8 @@
  *   1. bwd_pre     grid (ceil(B*Hq*N / 8)), 8 warps, one warp per query row: D_i = rowsum(dO_i o O_i)
  *                  in float32, the row's LSE in log2 units (+inf for a row that sees no key, so that
  *                  its P is 0), and row i of the float32 dQ accumulator zeroed.
- *   2. bwd_main    grid (ceil(M/BC), Hkv, B), 8 warps. One block owns BC = 128 keys of one KV head:
+ *   2. bwd_main    grid ceil(M/BC) * Hkv * B, 8 warps (causal: every head's first key tile launched
+ *                  first, the heaviest). One block owns BC = 128 keys of one KV head:
  *                  its K and V tiles are loaded once; it walks the query tiles (BR = 64 rows) of
  *                  every query head of the KV head's group (GQA/MQA: a loop over the group inside
  *                  the block, so dK and dV are summed in registers, in a fixed order: no atomics on
@@ -208,7 +209,15 @@ bwd_main(const T *__restrict__ Q, const T *__restrict__ K, const T *__restrict__
 
     const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
     const int g = lane / 4, t = lane % 4;
-    const int b = blockIdx.z, kvh = blockIdx.y, k0 = blockIdx.x * BC;
+    /* the block's key tile and (batch, KV head). Not causal: a head's key tiles are neighbours in
+     * launch order, so the blocks that run together read the same Q and dO tiles (L2 hits). Causal:
+     * every head's first key tile, then every head's second, ...: the blocks that see the most
+     * queries start first and the last wave is the lightest (in a head's order, the last head's
+     * heaviest block would start near the end and run alone) */
+    const int nkt = (M + BC - 1) / BC, heads = gridDim.x / nkt;   /* heads = B * Hkv */
+    const int kt = causal ? blockIdx.x / heads : blockIdx.x % nkt;
+    const int bh = causal ? blockIdx.x % heads : blockIdx.x / nkt;
+    const int b = bh / Hkv, kvh = bh % Hkv, k0 = kt * BC;
     const int G = Hq / Hkv, shift = M - N;     /* bottom-right causal alignment */
     const int kw0 = warp * 16;                 /* this warp's keys in the tile */
 
@@ -404,7 +413,7 @@ static const char *bwd_launch(const attn_args *a, cudaStream_t st)
 
     const size_t smem = bwd_smem(D);
     RUNG_CUDA(cudaFuncSetAttribute(bwd_main<D, BRW, MINB, T>, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
-    dim3 grid((s->M + BWD_BC - 1) / BWD_BC, s->Hkv, s->B);
+    const unsigned grid = (unsigned)((s->M + BWD_BC - 1) / BWD_BC) * s->Hkv * s->B;   /* key tiles x heads */
     bwd_main<D, BRW, MINB, T><<<grid, BWD_THREADS, smem, st>>>(
         (const T *)a->q, (const T *)a->k, (const T *)a->v, (const T *)gr->dout, Lsc, Dvec, dQacc,
         (T *)gr->dk, (T *)gr->dv, s->Hq, s->Hkv, s->N, s->M, s->causal, s->scale, s->scale * LOG2E);
