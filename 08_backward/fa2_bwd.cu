@@ -57,17 +57,10 @@
  * Head dims 64 and 128 (the tile's D is d: no padded head dims), float16 and bfloat16 (T). Needs
  * compute capability 8.0 (mma.sync m16n8k16, ldmatrix, cp.async) and, at d = 128, 145 KB of shared
  * memory a block. */
-#include <cuda_bf16.h>
-#include <cuda_fp16.h>
-#include <math.h>
-#include <stdio.h>
-#include "../common/attn.h"
 #include "../common/check_cuda.h"
-#include "../common/mma.cuh"
-#include "../common/tiles.cuh"
 #include "../common/online_softmax.cuh"
+#include "fa2_bwd.cuh"
 
-#define LOG2E 1.4426950408889634f
 #define BWD_WARPS 8
 #define BWD_THREADS (BWD_WARPS * 32)
 #define BWD_BC 128                /* keys per block: 16 per warp */
@@ -80,34 +73,7 @@ template <int D> struct bwd_tile;
 template <> struct bwd_tile<64> { static constexpr int BRW = 64, MINB = 1; };
 template <> struct bwd_tile<128> { static constexpr int BRW = 32, MINB = 1; };
 
-/* 16-bit storage <-> float for the elementwise kernels */
-template <typename T> static __device__ __forceinline__ float to_f32(T x);
-template <> __device__ __forceinline__ float to_f32<__half>(__half x) { return __half2float(x); }
-template <> __device__ __forceinline__ float to_f32<__nv_bfloat16>(__nv_bfloat16 x) { return __bfloat162float(x); }
-
-/* 1. D_i = dO_i . O_i, LSE_i in log2 units, and the dQ accumulator's row zeroed. One warp per row. */
-template <int D, typename T>
-__global__ void __launch_bounds__(256)
-bwd_pre(const T *__restrict__ O, const T *__restrict__ dO, const float *__restrict__ LSE, float *__restrict__ Dvec,
-        float *__restrict__ Lsc, float *__restrict__ dQacc, long rows)
-{
-    const long row = (long)blockIdx.x * 8 + threadIdx.x / 32;
-    const int lane = threadIdx.x % 32;
-    if (row >= rows) return;
-    float acc = 0.0f;
-#pragma unroll
-    for (int c = lane; c < D; c += 32) {
-        acc += to_f32<T>(O[row * D + c]) * to_f32<T>(dO[row * D + c]);
-        dQacc[row * D + c] = 0.0f;
-    }
-#pragma unroll
-    for (int off = 16; off > 0; off /= 2) acc += __shfl_xor_sync(0xffffffffu, acc, off);
-    if (lane == 0) {
-        Dvec[row] = acc;
-        const float l = LSE[row];
-        Lsc[row] = l == -INFINITY ? INFINITY : l * LOG2E;    /* 2^(s - inf) = 0: the row adds nothing */
-    }
-}
+/* 1. bwd_pre: fa2_bwd.cuh (08b launches it too). */
 
 /* 3. dQ = scale * accumulator, in T */
 template <typename T>
@@ -115,57 +81,6 @@ __global__ void bwd_convert(const float *__restrict__ dQacc, T *__restrict__ dQ,
 {
     for (size_t e = (size_t)blockIdx.x * blockDim.x + threadIdx.x; e < n; e += (size_t)gridDim.x * blockDim.x)
         dQ[e] = to_storage<T>(dQacc[e] * scale);
-}
-
-/* acc (one 16 x 8*NT product per warp) = A B^T, A = rows a_row..a_row+15 of `sa`, B^T = rows
- * b_row..b_row+8*NT-1 of `sb`, k = the D columns of both: the S^T = K Q^T and dP^T = V dO^T
- * products (keys by queries). Both operands are read as stored (ldmatrix, no .trans). */
-template <int D, int NT, typename T>
-static __device__ __forceinline__ void mma_rows_by_rows(float acc[NT][4], const T *sa, int a_row, const T *sb, int b_row,
-                                                        int lane)
-{
-#pragma unroll
-    for (int nt = 0; nt < NT; nt++) acc[nt][0] = acc[nt][1] = acc[nt][2] = acc[nt][3] = 0.0f;
-#pragma unroll
-    for (int kk = 0; kk < D; kk += 16) {
-        uint32_t a[4];
-        ldmatrix_x4(a, smem_addr(sa + tile_off<D, true>(a_row + (lane % 16), kk + (lane / 16) * 8)));
-#pragma unroll
-        for (int nt = 0; nt < NT; nt += 2) {
-            /* lanes 0-7: rows nt*8.. at column kk; 8-15: the same rows at kk+8; 16-31: rows (nt+1)*8.. */
-            uint32_t b[4];
-            ldmatrix_x4(b, smem_addr(sb + tile_off<D, true>(b_row + nt * 8 + (lane % 8) + (lane / 16) * 8,
-                                                            kk + ((lane / 8) % 2) * 8)));
-            mma_16816_t<T>(acc[nt], a, b[0], b[1]);
-            mma_16816_t<T>(acc[nt + 1], a, b[2], b[3]);
-        }
-    }
-}
-
-/* acc (16 x D) += A B with A = the 16 x 8*NT accumulators `p` re-packed as T (k = their 8*NT query
- * columns) and B = rows b_row..b_row+8*NT-1 of the tile `sb` (queries by D), read with .trans:
- * dV += P^T dO and dK += dS^T Q. */
-template <int D, int NT, typename T>
-static __device__ __forceinline__ void mma_acc_by_tile(float acc[D / 8][4], const float p[NT][4], const T *sb, int b_row,
-                                                       int lane)
-{
-#pragma unroll
-    for (int kk = 0; kk < 8 * NT; kk += 16) {
-        uint32_t a[4];
-        a[0] = pack2_t<T>(p[kk / 8][0], p[kk / 8][1]);
-        a[1] = pack2_t<T>(p[kk / 8][2], p[kk / 8][3]);
-        a[2] = pack2_t<T>(p[kk / 8 + 1][0], p[kk / 8 + 1][1]);
-        a[3] = pack2_t<T>(p[kk / 8 + 1][2], p[kk / 8 + 1][3]);
-#pragma unroll
-        for (int dt = 0; dt < D / 8; dt += 2) {
-            /* lanes 0-7 rows kk..+7, 8-15 rows kk+8..+15 (columns dt*8..), 16-31 the same at dt+1 */
-            uint32_t b[4];
-            ldmatrix_x4_trans(b, smem_addr(sb + tile_off<D, true>(b_row + kk + (lane % 8) + ((lane / 8) % 2) * 8,
-                                                                  dt * 8 + (lane / 16) * 8)));
-            mma_16816_t<T>(acc[dt], a, b[0], b[1]);
-            mma_16816_t<T>(acc[dt + 1], a, b[2], b[3]);
-        }
-    }
 }
 
 /* Start copying query tile (rows row..row+BR-1 of the flattened [B,Hq,N] rows) into one stage:
@@ -184,7 +99,9 @@ static __device__ __forceinline__ void load_query_tile(T *sq, T *sdo, float *sl,
     cp_async_commit();
 }
 
-template <int D, int BRW, int MINB, typename T>
+/* 2. The main kernel. DQ = false (08b): dK and dV alone; no dS^T in shared memory, one barrier a
+ * tile, no dQ product, no additions into dQ (08b's own kernel computes dQ). */
+template <int D, int BRW, int MINB, bool DQ, typename T>
 __global__ void __launch_bounds__(BWD_THREADS, MINB)
 bwd_main(const T *__restrict__ Q, const T *__restrict__ K, const T *__restrict__ V, const T *__restrict__ dO,
          const float *__restrict__ Lsc, const float *__restrict__ Dvec, float *__restrict__ dQacc,
@@ -203,8 +120,8 @@ bwd_main(const T *__restrict__ Q, const T *__restrict__ K, const T *__restrict__
     T *sV = sK + BC * D;                       /* [BC][D] */
     T *sQ = sV + BC * D;                       /* [2][BR][D] */
     T *sdO = sQ + 2 * BR * D;                  /* [2][BR][D] */
-    T *sdS = sdO + 2 * BR * D;                 /* [BC][BR]: dS^T, swizzled as a tile of BR columns */
-    float *sL = reinterpret_cast<float *>(sdS + BC * BR);   /* [2][BR] LSE * log2(e) */
+    T *sdS = sdO + 2 * BR * D;                 /* [BC][BR]: dS^T, swizzled as a tile of BR columns (DQ) */
+    float *sL = reinterpret_cast<float *>(sdS + (DQ ? BC * BR : 0));   /* [2][BR] LSE * log2(e) */
     float *sD = sL + 2 * BR;                   /* [2][BR] */
 
     const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
@@ -288,55 +205,59 @@ bwd_main(const T *__restrict__ Q, const T *__restrict__ K, const T *__restrict__
             mma_acc_by_tile<D, NT, T>(dk, ds, sq, sub, lane);
 
             /* dS^T to shared memory, [key][query]: a lane's two adjacent queries are one 4-byte store */
+            if constexpr (DQ) {
 #pragma unroll
-            for (int nt = 0; nt < NT; nt++)
+                for (int nt = 0; nt < NT; nt++)
 #pragma unroll
-                for (int hi = 0; hi < 2; hi++)
-                    *reinterpret_cast<uint32_t *>(sdS + tile_off<BR, true>(kw0 + g + hi * 8, sub + nt * 8 + 2 * t)) =
-                        pack2_t<T>(ds[nt][2 * hi], ds[nt][2 * hi + 1]);
+                    for (int hi = 0; hi < 2; hi++)
+                        *reinterpret_cast<uint32_t *>(sdS + tile_off<BR, true>(kw0 + g + hi * 8, sub + nt * 8 + 2 * t)) =
+                            pack2_t<T>(ds[nt][2 * hi], ds[nt][2 * hi + 1]);
+            }
         }
-        __syncthreads();   /* dS^T of all 128 keys written */
+        if constexpr (DQ) {
+            __syncthreads();   /* dS^T of all 128 keys written */
 
-        /* dQ_tile += dS K over the block's 128 keys: this warp's rows qm0..qm0+31, columns c0..c0+WN-1.
-         * A = dS (queries by keys) is dS^T as stored, read with .trans; B = K (keys by d), .trans. */
-        const int qm0 = (warp % (BR / WM)) * WM, c0 = (warp / (BR / WM)) * WN;
-        float dq[WM / 16][WN / 8][4];
-#pragma unroll
-        for (int mt = 0; mt < WM / 16; mt++)
-#pragma unroll
-            for (int nt = 0; nt < WN / 8; nt++) dq[mt][nt][0] = dq[mt][nt][1] = dq[mt][nt][2] = dq[mt][nt][3] = 0.0f;
-#pragma unroll
-        for (int kk = 0; kk < BC; kk += 16) {
-            /* A: lanes 0-7 keys kk.. (queries qm..), 8-15 the same keys at queries qm+8.., 16-31 keys kk+8.. */
-            uint32_t a[WM / 16][4];
+            /* dQ_tile += dS K over the block's 128 keys: this warp's rows qm0..qm0+31, columns c0..c0+WN-1.
+             * A = dS (queries by keys) is dS^T as stored, read with .trans; B = K (keys by d), .trans. */
+            const int qm0 = (warp % (BR / WM)) * WM, c0 = (warp / (BR / WM)) * WN;
+            float dq[WM / 16][WN / 8][4];
 #pragma unroll
             for (int mt = 0; mt < WM / 16; mt++)
-                ldmatrix_x4_trans(a[mt], smem_addr(sdS + tile_off<BR, true>(kk + (lane / 16) * 8 + (lane % 8),
-                                                                            qm0 + mt * 16 + ((lane / 8) % 2) * 8)));
 #pragma unroll
-            for (int nt = 0; nt < WN / 8; nt += 2) {
-                uint32_t bk[4];
-                ldmatrix_x4_trans(bk, smem_addr(sK + tile_off<D, true>(kk + (lane % 8) + ((lane / 8) % 2) * 8,
-                                                                       c0 + nt * 8 + (lane / 16) * 8)));
+                for (int nt = 0; nt < WN / 8; nt++) dq[mt][nt][0] = dq[mt][nt][1] = dq[mt][nt][2] = dq[mt][nt][3] = 0.0f;
 #pragma unroll
-                for (int mt = 0; mt < WM / 16; mt++) {
-                    mma_16816_t<T>(dq[mt][nt], a[mt], bk[0], bk[1]);
-                    mma_16816_t<T>(dq[mt][nt + 1], a[mt], bk[2], bk[3]);
+            for (int kk = 0; kk < BC; kk += 16) {
+                /* A: lanes 0-7 keys kk.. (queries qm..), 8-15 the same keys at queries qm+8.., 16-31 keys kk+8.. */
+                uint32_t a[WM / 16][4];
+#pragma unroll
+                for (int mt = 0; mt < WM / 16; mt++)
+                    ldmatrix_x4_trans(a[mt], smem_addr(sdS + tile_off<BR, true>(kk + (lane / 16) * 8 + (lane % 8),
+                                                                                qm0 + mt * 16 + ((lane / 8) % 2) * 8)));
+#pragma unroll
+                for (int nt = 0; nt < WN / 8; nt += 2) {
+                    uint32_t bk[4];
+                    ldmatrix_x4_trans(bk, smem_addr(sK + tile_off<D, true>(kk + (lane % 8) + ((lane / 8) % 2) * 8,
+                                                                           c0 + nt * 8 + (lane / 16) * 8)));
+#pragma unroll
+                    for (int mt = 0; mt < WM / 16; mt++) {
+                        mma_16816_t<T>(dq[mt][nt], a[mt], bk[0], bk[1]);
+                        mma_16816_t<T>(dq[mt][nt + 1], a[mt], bk[2], bk[3]);
+                    }
                 }
             }
+            /* two adjacent columns a reduction; fire and forget: the next tile's products start while
+             * these travel to L2 */
+#pragma unroll
+            for (int mt = 0; mt < WM / 16; mt++)
+#pragma unroll
+                for (int hi = 0; hi < 2; hi++) {
+                    const int r = q0 + qm0 + mt * 16 + g + hi * 8;
+                    if (r >= N) continue;
+                    float *dst = dQacc + (row0 + r) * D + c0 + 2 * t;
+#pragma unroll
+                    for (int nt = 0; nt < WN / 8; nt++) red_add_f32x2(dst + nt * 8, dq[mt][nt][2 * hi], dq[mt][nt][2 * hi + 1]);
+                }
         }
-        /* two adjacent columns a reduction; fire and forget: the next tile's products start while
-         * these travel to L2 */
-#pragma unroll
-        for (int mt = 0; mt < WM / 16; mt++)
-#pragma unroll
-            for (int hi = 0; hi < 2; hi++) {
-                const int r = q0 + qm0 + mt * 16 + g + hi * 8;
-                if (r >= N) continue;
-                float *dst = dQacc + (row0 + r) * D + c0 + 2 * t;
-#pragma unroll
-                for (int nt = 0; nt < WN / 8; nt++) red_add_f32x2(dst + nt * 8, dq[mt][nt][2 * hi], dq[mt][nt][2 * hi + 1]);
-            }
         q0 = q_next;
         row0 = row_next;
     }
@@ -360,89 +281,92 @@ bwd_main(const T *__restrict__ Q, const T *__restrict__ K, const T *__restrict__
 /* ------------------------------------------------------------------------------------------ */
 /* Host side */
 
-static size_t bwd_smem(int d)
+size_t bwd_kv_smem(int d, int with_dq)
 {
-    return (size_t)(2 * BWD_BC * d + 4 * BWD_BR * d + BWD_BC * BWD_BR) * 2 + 4 * BWD_BR * sizeof(float);
+    return (size_t)(2 * BWD_BC * d + 4 * BWD_BR * d + (with_dq ? BWD_BC * BWD_BR : 0)) * 2 + 4 * BWD_BR * sizeof(float);
+}
+
+template <int D, bool DQ, typename T>
+static const char *launch_pre_and_kv(const attn_args *a, cudaStream_t st, float *dq_acc, float *Dvec, float *Lsc)
+{
+    constexpr int BRW = bwd_tile<D>::BRW, MINB = bwd_tile<D>::MINB;
+    const attn_shape *s = &a->shape;
+    const attn_grads *gr = a->grad;
+    const long rows = (long)s->B * s->Hq * s->N;
+
+    bwd_pre<D, T><<<(unsigned)((rows + 7) / 8), 256, 0, st>>>((const T *)a->o, (const T *)gr->dout, a->lse, Dvec, Lsc,
+                                                              dq_acc, rows);
+    RUNG_LAUNCHED(bwd_pre);
+
+    const size_t smem = bwd_kv_smem(D, DQ);
+    RUNG_CUDA(cudaFuncSetAttribute(bwd_main<D, BRW, MINB, DQ, T>, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
+    const unsigned grid = (unsigned)((s->M + BWD_BC - 1) / BWD_BC) * s->Hkv * s->B;   /* key tiles x heads */
+    bwd_main<D, BRW, MINB, DQ, T><<<grid, BWD_THREADS, smem, st>>>(
+        (const T *)a->q, (const T *)a->k, (const T *)a->v, (const T *)gr->dout, Lsc, Dvec, dq_acc,
+        (T *)gr->dk, (T *)gr->dv, s->Hq, s->Hkv, s->N, s->M, s->causal, s->scale, s->scale * LOG2E);
+    RUNG_LAUNCHED(bwd_main);
+    return NULL;
+}
+
+template <int D, typename T>
+static const char *pre_and_kv(const attn_args *a, cudaStream_t st, float *dq_acc, float *Dvec, float *Lsc)
+{
+    return dq_acc ? launch_pre_and_kv<D, true, T>(a, st, dq_acc, Dvec, Lsc)
+                  : launch_pre_and_kv<D, false, T>(a, st, NULL, Dvec, Lsc);
+}
+
+const char *bwd_pre_and_kv(const attn_args *a, cudaStream_t st, float *dq_acc, float *Dvec, float *Lsc)
+{
+    const attn_shape *s = &a->shape;
+    const int bf = s->dtype == ATTN_BF16;
+    if (s->d == 64)
+        return bf ? pre_and_kv<64, __nv_bfloat16>(a, st, dq_acc, Dvec, Lsc) : pre_and_kv<64, __half>(a, st, dq_acc, Dvec, Lsc);
+    if (s->d == 128)
+        return bf ? pre_and_kv<128, __nv_bfloat16>(a, st, dq_acc, Dvec, Lsc) : pre_and_kv<128, __half>(a, st, dq_acc, Dvec, Lsc);
+    return "rung 08 runs head dims 64 and 128";
 }
 
 /* workspace: the float32 dQ accumulator [B,Hq,N,d], then D and LSE in log2 units, [B,Hq,N] each */
-static size_t bwd_workspace(const attn_shape *s, const attn_env *env)
+static size_t workspace_08a(const attn_shape *s, const attn_env *env)
 {
     (void)env;
     return attn_q_elems(s) * sizeof(float) + 2 * attn_lse_elems(s) * sizeof(float);
 }
 
-static int bwd_unsupported(const attn_shape *s, const attn_env *env, char *why, size_t n)
+static int unsupported_08a(const attn_shape *s, const attn_env *env, char *why, size_t n)
 {
-    if (attn_refuse_paged(s, why, n)) return 1;
-    if (s->seqlens_k) {
-        snprintf(why, n, "rung 08 takes every request with M keys; per-request KV lengths are a decode's, not a training step's");
-        return 1;
-    }
-    if (s->d != 64 && s->d != 128) {
-        snprintf(why, n, "rung 08a runs head dims 64 and 128 (d = %d)", s->d);
-        return 1;
-    }
-    if (env->cc_major < 8) {
-        snprintf(why, n, "mma.sync m16n8k16 (float16 and bfloat16), ldmatrix and cp.async need compute capability 8.0+");
-        return 1;
-    }
-    if (bwd_smem(s->d) > env->smem_per_block_optin) {
-        snprintf(why, n, "d = %d needs %zu KB of shared memory per block; this GPU allows %zu KB", s->d,
-                 bwd_smem(s->d) / 1024, env->smem_per_block_optin / 1024);
-        return 1;
-    }
-    return 0;
-}
-
-template <int D, typename T>
-static const char *bwd_launch(const attn_args *a, cudaStream_t st)
-{
-    constexpr int BRW = bwd_tile<D>::BRW, MINB = bwd_tile<D>::MINB;
-    const attn_shape *s = &a->shape;
-    const attn_grads *gr = a->grad;
-    if (!gr) return "rung 08 is a backward pass: the driver gives it no gradients (rung_grad_own missing?)";
-    float *dQacc = (float *)a->workspace;
-    float *Dvec = dQacc + attn_q_elems(s);
-    float *Lsc = Dvec + attn_lse_elems(s);
-    const long rows = (long)s->B * s->Hq * s->N;
-
-    bwd_pre<D, T><<<(unsigned)((rows + 7) / 8), 256, 0, st>>>((const T *)a->o, (const T *)gr->dout, a->lse, Dvec, Lsc,
-                                                              dQacc, rows);
-    RUNG_LAUNCHED(bwd_pre);
-
-    const size_t smem = bwd_smem(D);
-    RUNG_CUDA(cudaFuncSetAttribute(bwd_main<D, BRW, MINB, T>, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
-    const unsigned grid = (unsigned)((s->M + BWD_BC - 1) / BWD_BC) * s->Hkv * s->B;   /* key tiles x heads */
-    bwd_main<D, BRW, MINB, T><<<grid, BWD_THREADS, smem, st>>>(
-        (const T *)a->q, (const T *)a->k, (const T *)a->v, (const T *)gr->dout, Lsc, Dvec, dQacc,
-        (T *)gr->dk, (T *)gr->dv, s->Hq, s->Hkv, s->N, s->M, s->causal, s->scale, s->scale * LOG2E);
-    RUNG_LAUNCHED(bwd_main);
-
-    const size_t n = attn_q_elems(s);
-    const unsigned blocks = (unsigned)((n + 255) / 256 < 65535 * 16 ? (n + 255) / 256 : 65535 * 16);
-    bwd_convert<T><<<blocks, 256, 0, st>>>(dQacc, (T *)gr->dq, s->scale, n);
-    RUNG_LAUNCHED(bwd_convert);
-    return NULL;
+    return bwd_refuse(s, env, why, n, bwd_kv_smem(s->d, 1));
 }
 
 static const char *run_08a(const attn_args *a, cudaStream_t st)
 {
     const attn_shape *s = &a->shape;
-    const int bf = s->dtype == ATTN_BF16;
-    if (s->d == 64) return bf ? bwd_launch<64, __nv_bfloat16>(a, st) : bwd_launch<64, __half>(a, st);
-    if (s->d == 128) return bf ? bwd_launch<128, __nv_bfloat16>(a, st) : bwd_launch<128, __half>(a, st);
-    return "rung 08a runs head dims 64 and 128";
+    if (!a->grad) return "rung 08 is a backward pass: the driver gives it no gradients (rung_grad_own missing?)";
+    float *dQacc = (float *)a->workspace;
+    float *Dvec = dQacc + attn_q_elems(s);
+    float *Lsc = Dvec + attn_lse_elems(s);
+    const char *err = bwd_pre_and_kv(a, st, dQacc, Dvec, Lsc);
+    if (err) return err;
+
+    const size_t n = attn_q_elems(s);
+    const unsigned blocks = (unsigned)((n + 255) / 256 < 65535 * 16 ? (n + 255) / 256 : 65535 * 16);
+    if (s->dtype == ATTN_BF16)
+        bwd_convert<__nv_bfloat16><<<blocks, 256, 0, st>>>(dQacc, (__nv_bfloat16 *)a->grad->dq, s->scale, n);
+    else
+        bwd_convert<__half><<<blocks, 256, 0, st>>>(dQacc, (__half *)a->grad->dq, s->scale, n);
+    RUNG_LAUNCHED(bwd_convert);
+    return NULL;
 }
 
 static const rung rung_08a = {
     "08a", "fa2 backward, dQ atomics",
     "the backward pass: KV outer, P recomputed from the LSE, dK dV in registers, dQ by float32 atomics",
-    bwd_unsupported, bwd_workspace, run_08a, NULL,
+    unsupported_08a, workspace_08a, run_08a, NULL,
 };
 
-extern "C" const rung *const rung_variants[] = {&rung_08a, NULL};
+extern "C" const rung *const rung_variants[] = {&rung_08a, &rung_08b, NULL};
 
-/* Every variant of this binary is a backward pass; 08a's dQ is summed with float atomics. */
+/* Every variant of this binary is a backward pass; 08a's dQ is summed with float atomics (08b's
+ * is not: the same-bits check covers its dQ too). */
 static const char *const atomic_dq_ids[] = {"08a", NULL};
 extern "C" const rung_grad rung_grad_own = {atomic_dq_ids};
