@@ -44,14 +44,15 @@ static const char *launch(void *p, cudaStream_t st)
     return c->D->r->run(&c->a, st);
 }
 
-/* --save DIR: O as float16 (bfloat16 widened to float32, which numpy reads), LSE as float32. */
+/* --save DIR: O as float16 (bfloat16 widened to float32, which numpy reads; e4m3's O is float16),
+ * LSE as float32. */
 static void save_outputs(const driver *D, const attn_shape *s, const uint16_t *ho, const float *hl)
 {
     char path[1024];
     int od[4] = {s->B, s->Hq, s->N, s->d}, ld[3] = {s->B, s->Hq, s->N};
     snprintf(path, sizeof path, "%s/o.npy", D->opt.save);
     int bad = 0;
-    if (s->dtype == ATTN_F16) {
+    if (s->dtype != ATTN_BF16) {
         bad |= npy_save_f16(path, ho, od, 4);
     } else {
         float *of = malloc(sizeof(float) * attn_q_elems(s));
@@ -86,7 +87,7 @@ int run_shape(driver *D, const run_case *rc, uint16_t *const loaded[3], double *
     report_label(rc, extra, sizeof extra);   /* a row that does not run to the end still names its line */
     *first_ms_out = 0.0;
 
-    if (D->r->unsupported(&s, &D->env, why, sizeof why)) {
+    if (attn_unsupported(D->r, D->r_fp8, &s, &D->env, why, sizeof why)) {
         snprintf(status, sizeof status, "unsupported: %s", why);
         emit(D, &row);
         return ST_UNSUPPORTED;
