@@ -199,36 +199,38 @@ static __device__ __forceinline__ float f8_block_scale(float amax, int mode, con
     return s;
 }
 
-/* Q or K: rows [r0, r0 + block) of plane `plane` of x [planes][rows][d] -> out [planes][rows][DK]. */
+/* Q or K: rows [r0, r0 + block) of plane `plane` of x [planes][rows][d] -> out [planes][rows][DK]
+ * (q8 or k8 of the workspace layout w). */
 template <int DK>
 __global__ void __launch_bounds__(128) f8_quant_rows(const __half *x, int rows, int d, int block, int nblk, int hadamard,
-                                                     int mode, uint8_t *out, float *scales, unsigned *amax)
+                                                     int mode, uint8_t *out, float *scales, unsigned *amax, f8_ws_layout w)
 {
     extern __shared__ float f8_sm[];
     const int plane = blockIdx.x / nblk, blk = blockIdx.x % nblk, r0 = blk * block, nr = min(block, rows - r0);
     f8_load_rows<DK>(f8_sm, x + ((size_t)plane * rows + r0) * d, nr, d);
     float *row = f8_sm + threadIdx.x * (DK + 1), amax_row = 0.0f;
     if ((int)threadIdx.x < nr) {
-        f8_row_transform(row, d, DK, hadamard);
+        f8_row_transform(row, d, w.dk, hadamard);    /* w.dk = DK, but not a constant: the passes stay loops */
         amax_row = f8_amax(row, DK);
     }
     const float s = f8_block_scale(amax_row, mode, amax, amax, scales + (size_t)plane * nblk + blk);
     if (mode == F8_AMAX) return;
-    uint32_t *dst = reinterpret_cast<uint32_t *>(out + ((size_t)plane * rows + r0) * DK);
     for (int e = threadIdx.x; e < nr * (DK / 4); e += blockDim.x) {
-        const float *v = f8_sm + (e / (DK / 4)) * (DK + 1) + (e % (DK / 4)) * 4;
-        dst[e] = (uint32_t)f8_code(v[0], s) | (uint32_t)f8_code(v[1], s) << 8 | (uint32_t)f8_code(v[2], s) << 16 |
-                 (uint32_t)f8_code(v[3], s) << 24;
+        const int r = e / (DK / 4), c = (e % (DK / 4)) * 4;
+        const float *v = f8_sm + r * (DK + 1) + c;
+        *reinterpret_cast<uint32_t *>(out + f8_row_at(w, plane, rows, r0 + r, c)) =
+            (uint32_t)f8_code(v[0], s) | (uint32_t)f8_code(v[1], s) << 8 | (uint32_t)f8_code(v[2], s) << 16 |
+            (uint32_t)f8_code(v[3], s) << 24;
     }
 }
 
 /* V: keys [k0, k0 + 128) of plane `plane` of v [planes][M][d] -> rows n = 0 .. DK - 1 of the
- * transposed out [planes][DK][nk 128], bytes k0 .. k0 + 127: byte p holds key k0 + f8_vt_key(p);
- * keys from M up and columns from d up are 0. The tile's scale also goes into the head's vmax
- * (atomicMax; an all-zero tile's scale of 1 is left out). */
+ * transposed out [planes][DK][nk 128] (vt8 of the workspace layout w), bytes k0 .. k0 + 127: byte p
+ * holds key k0 + f8_vt_key(p); keys from M up and columns from d up are 0. The tile's scale also
+ * goes into the head's vmax (atomicMax; an all-zero tile's scale of 1 is left out). */
 template <int DK>
 __global__ void __launch_bounds__(128) f8_quant_vt(const __half *v, int M, int d, int nk, int mode, uint8_t *out,
-                                                   float *scales, unsigned *vmax, unsigned *amax)
+                                                   float *scales, unsigned *vmax, unsigned *amax, f8_ws_layout w)
 {
     extern __shared__ float f8_sm[];
     const int plane = blockIdx.x / nk, j = blockIdx.x % nk, k0 = j * F8_BC, nr = min(F8_BC, M - k0);
@@ -238,7 +240,6 @@ __global__ void __launch_bounds__(128) f8_quant_vt(const __half *v, int M, int d
     const float s = f8_block_scale(block_amax, mode, amax + 2, amax + 2, scales + (size_t)plane * nk + j);
     if (mode == F8_AMAX) return;
     if (threadIdx.x == 0 && (block_amax > 0.0f || mode == F8_TENSOR)) atomicMax(vmax + plane, __float_as_uint(s));
-    uint32_t *dst = reinterpret_cast<uint32_t *>(out + (size_t)plane * DK * nk * F8_BC + (size_t)k0);
     for (int e = threadIdx.x; e < DK * (F8_BC / 4); e += blockDim.x) {
         const int n = e / (F8_BC / 4), p0 = (e % (F8_BC / 4)) * 4;
         uint32_t word = 0;
@@ -246,7 +247,7 @@ __global__ void __launch_bounds__(128) f8_quant_vt(const __half *v, int M, int d
             const int key = f8_vt_key(p0 + b);
             if (key < nr && n < d) word |= (uint32_t)f8_code(f8_sm[key * (DK + 1) + n], s) << (8 * b);
         }
-        dst[(size_t)n * nk * (F8_BC / 4) + (e % (F8_BC / 4))] = word;
+        *reinterpret_cast<uint32_t *>(out + f8_vt_at(w, plane, n, k0 + p0)) = word;
     }
 }
 
@@ -268,13 +269,13 @@ static const char *f8_quantize(const attn_args *a, cudaStream_t st, const f8_ws_
     for (int pass = a->env.fp8_per_tensor ? 0 : 1; pass < 2; pass++) {
         const int mode = !a->env.fp8_per_tensor ? F8_BLOCK : pass == 0 ? F8_AMAX : F8_TENSOR;
         f8_quant_rows<DK><<<w.nq * bh, F8_QROWS, smq, st>>>(q, s->N, s->d, F8_QROWS, w.nq, had, mode, ws + w.q8,
-                                                             reinterpret_cast<float *>(ws + w.qs), amax);
+                                                             reinterpret_cast<float *>(ws + w.qs), amax, w);
         RUNG_LAUNCHED(f8_quant_rows);
         f8_quant_rows<DK><<<w.nk * bkv, F8_BC, smk, st>>>(k, s->M, s->d, F8_BC, w.nk, had, mode, ws + w.k8,
-                                                           reinterpret_cast<float *>(ws + w.ks), amax + 1);
+                                                           reinterpret_cast<float *>(ws + w.ks), amax + 1, w);
         RUNG_LAUNCHED(f8_quant_rows);
         f8_quant_vt<DK><<<w.nk * bkv, F8_BC, smk, st>>>(v, s->M, s->d, w.nk, mode, ws + w.vt8,
-                                                         reinterpret_cast<float *>(ws + w.vs), vmax, amax);
+                                                         reinterpret_cast<float *>(ws + w.vs), vmax, amax, w);
         RUNG_LAUNCHED(f8_quant_vt);
     }
     return NULL;

@@ -138,4 +138,15 @@ F8_FN f8_ws_layout f8_ws_of(int B, int Hq, int Hkv, int N, int M, int d)
     return w;
 }
 
+/* Byte offsets of an element inside q8 / k8 (row `row` of plane `plane`, rows per plane `rows`,
+ * column c) and inside vt8 (row n of plane `plane`, byte `slot` = tile j F8_BC + p along it). */
+F8_FN size_t f8_row_at(f8_ws_layout w, int plane, int rows, int row, int c)
+{
+    return ((size_t)plane * rows + row) * w.dk + c;
+}
+F8_FN size_t f8_vt_at(f8_ws_layout w, int plane, int n, int slot)
+{
+    return ((size_t)plane * w.dk + n) * w.nk * F8_BC + slot;
+}
+
 #endif

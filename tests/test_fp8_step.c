@@ -129,7 +129,7 @@ static float u32f(uint32_t u) { float f; memcpy(&f, &u, 4); return f; }
 
 /* f8_quant_rows: rows of x [planes][rows][d] (float16) in blocks of `block` -> out [planes][rows][dk]. */
 static void host_quant_rows(const uint16_t *x, int planes, int rows, int d, int dk, int block, int nblk, int had,
-                            int mode, uint8_t *out, float *scales, uint32_t *slot)
+                            int mode, uint8_t *out, float *scales, uint32_t *slot, const f8_ws_layout *w)
 {
     float *buf = malloc(sizeof(float) * (size_t)block * dk);
     for (int pl = 0; pl < planes; pl++)
@@ -150,14 +150,14 @@ static void host_quant_rows(const uint16_t *x, int planes, int rows, int d, int 
             scales[(size_t)pl * nblk + blk] = s;
             for (int r = 0; r < nr; r++)
                 for (int c = 0; c < dk; c++)
-                    out[((size_t)pl * rows + r0 + r) * dk + c] = f8_code(buf[(size_t)r * dk + c], s);
+                    out[f8_row_at(*w, pl, rows, r0 + r, c)] = f8_code(buf[(size_t)r * dk + c], s);
         }
     free(buf);
 }
 
 /* f8_quant_vt: V [planes][M][d] -> transposed [planes][dk][nk F8_BC], keys in f8_vt_key's order. */
 static void host_quant_vt(const uint16_t *v, int planes, int M, int d, int dk, int nk, int mode, uint8_t *out,
-                          float *scales, uint32_t *vmax, uint32_t *slot)
+                          float *scales, uint32_t *vmax, uint32_t *slot, const f8_ws_layout *w)
 {
     for (int pl = 0; pl < planes; pl++)
         for (int j = 0; j < nk; j++) {
@@ -175,7 +175,7 @@ static void host_quant_vt(const uint16_t *v, int planes, int M, int d, int dk, i
             for (int n = 0; n < dk; n++)
                 for (int p = 0; p < F8_BC; p++) {
                     const int key = f8_vt_key(p);
-                    out[((size_t)pl * dk + n) * nk * F8_BC + k0 + p] =
+                    out[f8_vt_at(*w, pl, n, k0 + p)] =
                         key < nr && n < d ? f8_code(f16_to_f32(v[((size_t)pl * M + k0 + key) * d + n]), s) : 0;
                 }
         }
@@ -191,9 +191,10 @@ static unsigned char *host_quantize(const attn_shape *s, const uint16_t *q, cons
     const int bh = s->B * s->Hq, bkv = s->B * s->Hkv;
     for (int pass = per_tensor ? 0 : 1; pass < 2; pass++) {
         const int mode = !per_tensor ? Q_BLOCK : pass == 0 ? Q_AMAX : Q_TENSOR;
-        host_quant_rows(q, bh, s->N, s->d, w.dk, F8_QROWS, w.nq, had, mode, ws + w.q8, (float *)(ws + w.qs), amax);
-        host_quant_rows(k, bkv, s->M, s->d, w.dk, F8_BC, w.nk, had, mode, ws + w.k8, (float *)(ws + w.ks), amax + 1);
-        host_quant_vt(v, bkv, s->M, s->d, w.dk, w.nk, mode, ws + w.vt8, (float *)(ws + w.vs), vmax, amax + 2);
+        host_quant_rows(q, bh, s->N, s->d, w.dk, F8_QROWS, w.nq, had, mode, ws + w.q8, (float *)(ws + w.qs), amax, &w);
+        host_quant_rows(k, bkv, s->M, s->d, w.dk, F8_BC, w.nk, had, mode, ws + w.k8, (float *)(ws + w.ks), amax + 1,
+                        &w);
+        host_quant_vt(v, bkv, s->M, s->d, w.dk, w.nk, mode, ws + w.vt8, (float *)(ws + w.vs), vmax, amax + 2, &w);
     }
     *wo = w;
     return ws;
