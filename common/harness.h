@@ -95,7 +95,7 @@ double check_tolerance(attn_dtype t);
  * logits, each off by up to 2^-4 of its largest products in e4m3, so single rows stray far more than
  * the mean (tests/test_fp8_step.c models it). */
 double check_lse_tolerance(attn_dtype t);
-#define CHECK_E4M3_TOLERANCE 0.1
+#define CHECK_E4M3_TOLERANCE 0.12
 #define CHECK_E4M3_LSE_MAX 1.0
 #define CHECK_E4M3_LSE_RMS 0.05
 

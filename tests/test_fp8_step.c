@@ -381,13 +381,13 @@ static void model_07g(const attn_shape *s, const unsigned char *ws, const f8_ws_
 }
 
 /* rel-L2 of O and max |LSE - ref| of the model against the float64 reference. */
-static void model_errors(const attn_shape *s, int mode, int seed, int plant, double *rel, double *lse_err,
-                         double *lse_rms)
+static void model_errors_q(const attn_shape *s, int mode, int seed, int plant, int per_tensor, int had, double *rel,
+                           double *lse_err, double *lse_rms, double *rmse)
 {
     uint16_t *q = malloc(2 * attn_q_elems(s)), *k = malloc(2 * attn_kv_elems(s)), *v = malloc(2 * attn_kv_elems(s));
     make_inputs(s, (uint64_t)seed, mode, q, k, v);
     f8_ws_layout w;
-    unsigned char *ws = host_quantize(s, q, k, v, 0, 1, &w);
+    unsigned char *ws = host_quantize(s, q, k, v, per_tensor, had, &w);
     double *O = malloc(sizeof(double) * attn_q_elems(s)), *L = malloc(sizeof(double) * attn_lse_elems(s));
     model_07g(s, ws, &w, plant, O, L);
     ref_init();
@@ -410,10 +410,20 @@ static void model_errors(const attn_shape *s, int mode, int seed, int plant, dou
     *rel = sqrt(e2 / r2);
     *lse_err = le;
     *lse_rms = sqrt(l2 / (nl ? nl : 1));
+    *rmse = sqrt(e2 / (double)attn_q_elems(s));
     free(q); free(k); free(v); free(ws); free(O); free(L);
 }
 
-/* The e4m3 lines of tests/gpu_cases.txt that the CPU can afford, normal and sparse-outlier inputs. */
+/* 07g's defaults: block scales and the Hadamard map. */
+static void model_errors(const attn_shape *s, int mode, int seed, int plant, double *rel, double *lse_err,
+                         double *lse_rms)
+{
+    double rmse;
+    model_errors_q(s, mode, seed, plant, 0, 1, rel, lse_err, lse_rms, &rmse);
+}
+
+/* The e4m3 lines of tests/gpu_cases.txt that the CPU can afford (some with B = 1), normal and
+ * sparse-outlier inputs. */
 static const int model_cases[][8] = {
     {1, 4, 2, 77, 131, 64, 0, INPUT_NORMAL},    {1, 4, 4, 150, 203, 64, 1, INPUT_NORMAL},
     {1, 4, 2, 200, 333, 128, 1, INPUT_NORMAL},  {1, 4, 1, 131, 300, 128, 0, INPUT_NORMAL},
@@ -421,6 +431,7 @@ static const int model_cases[][8] = {
     {1, 4, 2, 99, 170, 72, 1, INPUT_NORMAL},    {1, 4, 4, 100, 100, 96, 0, INPUT_NORMAL},
     {1, 3, 3, 190, 190, 192, 1, INPUT_NORMAL},  {1, 8, 1, 1, 4097, 128, 0, INPUT_NORMAL},
     {1, 4, 4, 512, 512, 128, 0, INPUT_SPARSE_OUTLIER}, {1, 4, 4, 512, 512, 64, 1, INPUT_SPARSE_OUTLIER},
+    {1, 4, 2, 300, 257, 256, 1, INPUT_SPARSE_OUTLIER},
 };
 #define N_MODEL_CASES (int)(sizeof model_cases / sizeof model_cases[0])
 
@@ -444,8 +455,8 @@ static void tolerance_from_error_model(void)
            "         %.3g, |LSE - ref| %.3g, its rms %.3g; the check allows %.3g, %.3g, %.3g\n", N_MODEL_CASES,
            worst_rel, worst_lse, worst_rms, CHECK_E4M3_TOLERANCE, CHECK_E4M3_LSE_MAX, CHECK_E4M3_LSE_RMS);
     /* the margins: the kernel adds float32 (and the FP8 tensor cores' shorter) accumulation, ex2.approx
-     * and per-warp rescale decisions to this model, each far below e4m3's 2^-4 */
-    EXPECT_MSG(worst_rel <= 0.7 * CHECK_E4M3_TOLERANCE, "the model's rel-L2 %.3g is not within 0.7 of the tolerance "
+     * and per-warp rescale decisions to this model; the tolerance is twice the model's worst */
+    EXPECT_MSG(worst_rel <= 0.6 * CHECK_E4M3_TOLERANCE, "the model's rel-L2 %.3g is not within 0.6 of the tolerance "
                "%.3g", worst_rel, CHECK_E4M3_TOLERANCE);
     EXPECT_MSG(worst_lse <= 0.5 * CHECK_E4M3_LSE_MAX && worst_rms <= 0.5 * CHECK_E4M3_LSE_RMS,
                "the model's LSE errors (max %.3g, rms %.3g) are not within half the tolerances %.3g, %.3g",
@@ -463,6 +474,26 @@ static void tolerance_from_error_model(void)
     }
 }
 
+/* FlashAttention-3's accuracy experiment on the model (the GPU's is lab/fp8_run.sh's, into
+ * results/<gpu>-fp8-accuracy.csv): sparse outliers, O's RMSE per tensor (no Hadamard), per block, per
+ * block + Hadamard. What the paper found must hold for the whole pipeline, V and P in e4m3 too:
+ * block + Hadamard below per tensor. */
+static void accuracy_experiment_model(void)
+{
+    static const int dims[3] = {64, 128, 256};
+    for (int di = 0; di < 3; di++) {
+        attn_shape s = shape_of(1, 2, 2, 512, 512, dims[di], 0);
+        double rmse[3], rel[3], le, lr;
+        for (int m = 0; m < 3; m++)
+            model_errors_q(&s, INPUT_SPARSE_OUTLIER, 11, PLANT_NONE, m == 0, m == 2, &rel[m], &le, &lr, &rmse[m]);
+        printf("   note: model, sparse outliers, d = %d, N = M = 512: O's RMSE per tensor %.3e, block %.3e, "
+               "block + Hadamard %.3e (rel-L2 %.3f, %.3f, %.3f)\n", dims[di], rmse[0], rmse[1], rmse[2], rel[0], rel[1],
+               rel[2]);
+        EXPECT_MSG(rmse[2] < rmse[0], "d = %d: block + Hadamard %.3e not below per tensor %.3e", dims[di], rmse[2],
+                   rmse[0]);
+    }
+}
+
 const test_case TESTS_fp8_step[] = {
     {"fp8 step: P packed per thread and V's keys in f8_vt_key order give P V exactly (wgmma fragment model)",
      p_fragment_and_v_order},
@@ -470,5 +501,7 @@ const test_case TESTS_fp8_step[] = {
      quantize_against_float64},
     {"fp8 step: 07g's arithmetic on the host within half the FP8 tolerance; planted mistakes fail it",
      tolerance_from_error_model},
+    {"fp8 step: on sparse outliers, block scales + Hadamard give O a lower RMSE than per-tensor (model)",
+     accuracy_experiment_model},
     {NULL, NULL},
 };
