@@ -177,12 +177,24 @@ static __device__ __forceinline__ void f8_copy_kv(void *dst, const CUtensorMap *
  * block takes the tensor's scale). */
 enum { F8_BLOCK = 0, F8_AMAX, F8_TENSOR };
 
+/* nr rows of d halves, contiguous at src, into the block's rows of floats: 16 bytes (8 halves, one
+ * row's: d is a multiple of 8) a thread at a time, coalesced. */
 template <int DK>
-static __device__ __forceinline__ int f8_load_rows(float *sm, const __half *src, int nr, int d)
+static __device__ __forceinline__ void f8_load_rows(float *sm, const __half *src, int nr, int d)
 {
-    for (int e = threadIdx.x; e < nr * d; e += blockDim.x) sm[(e / d) * (DK + 1) + e % d] = __half2float(src[e]);
+    const uint4 *src8 = reinterpret_cast<const uint4 *>(src);
+    for (int e = threadIdx.x; e < nr * d / 8; e += blockDim.x) {
+        const uint4 u = src8[e];
+        const __half2 *h = reinterpret_cast<const __half2 *>(&u);
+        float *dst = sm + (8 * e / d) * (DK + 1) + (8 * e) % d;
+#pragma unroll
+        for (int k = 0; k < 4; k++) {
+            const float2 f = __half22float2(h[k]);
+            dst[2 * k] = f.x;
+            dst[2 * k + 1] = f.y;
+        }
+    }
     __syncthreads();
-    return nr;
 }
 
 /* The block's scale, written at `scale`; 0 in the F8_AMAX pass (nothing more to do). */
