@@ -3,8 +3,8 @@
  * thread copies a box of a tensor into shared memory, completing on an mbarrier, or from shared
  * memory out, in bulk groups it waits for), named barriers, the proxy fence, wgmma (a warpgroup of
  * 4 warps multiplies 64 x N x 16 asynchronously, B -- and A, or A from registers -- read from
- * shared memory through 64-bit descriptors; any N that is a multiple of 16 up to 256) and
- * setmaxnreg.
+ * shared memory through 64-bit descriptors; any N that is a multiple of 16 up to 256; and its FP8
+ * form, 64 x N x 32 in float8 e4m3, both operands K-major, for rung 07's 07g) and setmaxnreg.
  *
  * Shared-memory tiles here are what TMA writes with CU_TENSOR_MAP_SWIZZLE_128B: a tile of R rows
  * of 64 halves (128 bytes) whose 16-byte chunks are permuted by XOR with (row % 8), 1024-byte
