@@ -20,8 +20,9 @@ CC      ?= gcc
 BUILD   := build
 
 # Build in parallel on every core unless make was given -j: a clean build is mostly nvcc, and
-# rung 06's one translation unit (two storage types x three head-dim tiles, exact and padded, x three
-# merges, paged and contiguous) is the longest; --threads 2 compiles its two architectures side by side.
+# rung 06's kernels (two storage types x three head-dim tiles, one translation unit each, exact and
+# padded, x three merges, paged and contiguous) are the most; --threads 2 compiles each file's two
+# architectures side by side.
 ifeq ($(filter -j%,$(MAKEFLAGS)),)
   MAKEFLAGS += -j$(shell nproc 2>/dev/null || echo 1)
 endif
@@ -49,6 +50,8 @@ COMMON_SRC  := $(filter-out $(DRIVER_SRC),$(wildcard common/*.c))
 COMMON_OBJ  := $(patsubst %.c,$(BUILD)/obj/%.o,$(COMMON_SRC))
 DRIVER_OBJ  := $(patsubst %,$(BUILD)/obj/%.o,$(basename $(DRIVER_SRC)))
 RUNG_DIRS   := $(sort $(patsubst %/,%,$(dir $(wildcard 0[0-9]_*/*.cu))))
+# a rung's .cu files: its folder's and one folder down (06_split_kv/instantiations/)
+rung_cu      = $(wildcard $(1)/*.cu $(1)/*/*.cu)
 RUNG_BINS   := $(patsubst %,$(BUILD)/bin/%,$(RUNG_DIRS))
 TEST_SRC    := $(wildcard tests/test_*.c)
 TEST_BIN    := $(BUILD)/bin/cpu_tests
@@ -89,13 +92,13 @@ gencode   = $(foreach a,$(1),-gencode=arch=compute_$(a),code=sm_$(a))
 rung_arch = $(strip $(shell sed 's/\#.*//' $(1)/ARCH))
 define rung_arch_rule
 $(BUILD)/obj/$(1)/%.o: NVFLAGS = $(NVBASE) $(if $(2),$(call gencode,$(2)),$$(error $(1)/ARCH names no architecture: write one, e.g. 90a, or remove the file))
-$(patsubst %.cu,$(BUILD)/obj/%.o,$(wildcard $(1)/*.cu)): $(1)/ARCH
+$(patsubst %.cu,$(BUILD)/obj/%.o,$(call rung_cu,$(1))): $(1)/ARCH
 endef
 $(foreach r,$(RUNG_DIRS),$(if $(wildcard $(r)/ARCH),$(eval $(call rung_arch_rule,$(r),$(call rung_arch,$(r))))))
 
 # --- one binary per rung: its own .cu/.c files + the driver + common ----------------------
 define rung_rule
-$(BUILD)/bin/$(1): $(patsubst %.cu,$(BUILD)/obj/%.o,$(wildcard $(1)/*.cu)) \
+$(BUILD)/bin/$(1): $(patsubst %.cu,$(BUILD)/obj/%.o,$(call rung_cu,$(1))) \
                    $(patsubst %.c,$(BUILD)/obj/%.o,$(wildcard $(1)/*.c)) $(DRIVER_OBJ) $(COMMON_OBJ)
 	@mkdir -p $$(dir $$@)
 	$$(NVCC) $$(ARCH) -o $$@ $$^ $$(LDLIBS)

@@ -126,13 +126,7 @@ fa2_kernel(const T *__restrict__ Q, const T *__restrict__ K, const T *__restrict
 
     float o[MT][DT][4];
     float m_run[MT][2], l_run[MT][2];    /* per row g and g + 8 of each m16 tile; m in log2 units */
-#pragma unroll
-    for (int mt = 0; mt < MT; mt++) {
-#pragma unroll
-        for (int dt = 0; dt < DT; dt++) o[mt][dt][0] = o[mt][dt][1] = o[mt][dt][2] = o[mt][dt][3] = 0.0f;
-        m_run[mt][0] = m_run[mt][1] = -INFINITY;
-        l_run[mt][0] = l_run[mt][1] = 0.0f;
-    }
+    online_start(o, m_run, l_run);
     const int wrow0 = warp * WR;         /* first row of this warp inside the tile */
 
     /* ldmatrix addresses. Each lane's address is a fixed base (its row, its chunk) plus, per

@@ -11,7 +11,12 @@
  * other CTA touches it once it has reached n. (A __threadfence in every thread before a relaxed
  * atomic is also correct, and measured slower: README.)
  *
- * Compiled into split_kv.cu's translation unit (it instantiates that file's kernel). */
+ * The device side, a merge policy of split_kv.cuh's kernel (kernels.cuh instantiates it); when
+ * the host launches it and the variant's descriptor: split_kv.cu. */
+#ifndef SK_FUSED_MERGE_CUH
+#define SK_FUSED_MERGE_CUH
+
+#include "combine_kernel.cuh"   /* merge_later, and the combine kernel for more partials */
 
 #define SK_FUSE_MAX 4             /* 8 was slower at B = 1 (README, "tried, not kept") */
 
@@ -81,38 +86,11 @@ struct merge_fused : merge_later<T, D, RG> {   /* partials are written as in 06a
             for (int i = 0; i < PAIRS; i++) {
                 const int e = base + i * SK_THREADS + threadIdx.x, r = e / CG, c = (e % CG) * 4;
                 if (r < s.n_rows && c < s.d)
-                    merge_pair<SK_FUSE_MAX>(lse[i], x[i], n, reinterpret_cast<T *>(p.o) + (s.q_row0 + r) * s.d + c,
+                    merge_pair<SK_FUSE_MAX>(lse[i], x[i], n, (T *)p.o + (s.q_row0 + r) * s.d + c,
                                             c == 0 ? p.lse + s.q_row0 + r : NULL);
             }
         }
     }
 };
 
-/* Launches 06b's fused kernel when every split sequence has at most SK_FUSE_MAX partials, else
- * 06a's launches. The kernel's shared-memory size is set once per plan. */
-static const char *sk_fused_or_combine(const attn_args *a, cudaStream_t st, const sk_variant *v, const plan_device *pd,
-                                       const sk_params *p, const sk_plan *dp, const sk_pages *pp)
-{
-    if (pd->max_parts == 0 || pd->max_parts > SK_FUSE_MAX) return sk_split_then_combine(a, st, v, pd, p, dp, pp);
-    const sk_split_fn k = sk_kernel<merge_fused>(&v->pk);
-    static int gen = -1;
-    if (gen != pd->gen) {
-        RUNG_CUDA(cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)v->pk.smem));
-        gen = pd->gen;
-    }
-    k<<<pd->plan.n_ctas, SK_THREADS, v->pk.smem, st>>>(*p, *dp, *pp, a->shape.d);
-    RUNG_LAUNCHED(split_kv_kernel);
-    return NULL;
-}
-
-static const char *merge_06b(const split_plan *pl, const attn_env *, const plan_kernel *)
-{
-    return plan_max_parts(pl) <= SK_FUSE_MAX ? "fused" : "kernel";
-}
-
-static const rung rung_06b = {
-    "06b", "split-KV + fused merge",
-    "06a + a sequence split into <= 4 partials is merged by the CTA that writes its last partial "
-    "(no second kernel); more partials: the combine kernel",
-    sk_unsupported, sk_workspace, sk_run<sk_fused_or_combine>, sk_describe<merge_06b>,
-};
+#endif

@@ -1,14 +1,24 @@
-/* Rung 06 on a paged KV cache (--page-size P; the layout in common/attn.h, the block table and the
- * pools built by common/pages.c). Compiled into split_kv.cu's translation unit: the split kernel's
- * PAGED instantiation calls these; its contiguous one never does.
+/* Rung 06's K/V loaders: the policy the split kernel is templated on (its Loader parameter) to
+ * bring a 64-key tile of K and V into a pipeline stage. kv_contiguous reads the [B, Hkv, M, d]
+ * layout; kv_paged reads a paged KV cache (--page-size P; the layout in common/attn.h, the block
+ * table and the pools built by common/pages.c). A loader is a struct (the segment's addresses) and
+ * five functions, which the kernel calls per segment:
+ *   begin  before the kernel reads the request's length (kv_paged: the first reads of the block
+ *          table, whose latency then overlaps the length's);
+ *   at     the segment's K and V in this KV head;
+ *   start  after Q's load is issued (kv_paged: the first tiles' slices into shared memory);
+ *   load   tile j into a stage, with rows past the segment's n_keys zero-filled;
+ *   ask    the int of a later tile that a thread keeps in the loader's shared memory (SLICE ints
+ *          a stage; kv_paged: an entry of the tile's slice of the table; kv_contiguous has none).
+ * Any storage type T (only bytes move) and, with PAD, rows of d < D elements: a thread whose chunk
+ * column lies past d copies nothing and zero-fills its chunks, as load_tile's PAD does.
  *
- * Key t of request b, KV head h, is at pool + ((table[b][t / P] * P + t % P) * Hkv + h) * d. The
- * split kernel loads 64-key tiles that start at a multiple of 64 keys (its KV blocks are multiples
- * of 64), so a tile starts at position pos0 = key0 % P of its first page, a multiple of 16, and
- * spans at most SK_PAGE_SLICE = 4 pages (P = 16). Each tile's slice of the block table (the
- * physical pages of its keys) is fetched a tile ahead into shared memory, one entry per thread of
- * the first SK_PAGE_SLICE, so the table's latency hides behind a tile of math.
- *
+ * The paged layout: key t of request b, KV head h, is at pool + ((table[b][t / P] * P + t % P) *
+ * Hkv + h) * d. The split kernel loads 64-key tiles that start at a multiple of 64 keys (its KV
+ * blocks are multiples of 64), so a tile starts at position pos0 = key0 % P of its first page, a
+ * multiple of 16, and spans at most SK_PAGE_SLICE = 4 pages (P = 16). Each tile's slice of the
+ * block table (the physical pages of its keys) is fetched a tile ahead into shared memory, one
+ * entry per thread of the first SK_PAGE_SLICE, so the table's latency hides behind a tile of math.
  * Two ways to load a tile (load_kv_paged):
  *   in one page (pos0 + 64 <= P: every tile when P is a multiple of 64): one base address, and
  *     each thread's rows a constant step apart -- Hkv * d elements per key, not d as in the
@@ -16,20 +26,36 @@
  *   across pages (P = 16, 32, and the tiles of P = 48, 80, ... that straddle a page): each row
  *     finds its page in the slice. A thread's rows are R = 128 / (D / 8) apart (4 in the tile of
  *     D = 256, 8 at 128, 16 at 64), R <= 16 <= P, so its position in the page wraps at most once a
- *     row.
- * Any storage type T (only bytes move) and, with PAD, rows of d < D elements (row_stride = Hkv * d):
- * a thread whose chunk column lies past d copies nothing and zero-fills its chunks, as load_tile's
- * PAD does. */
+ *     row. */
 #ifndef SK_PAGED_CUH
 #define SK_PAGED_CUH
 
+#include "split_kv.cuh"
+
 #define SK_PAGE_SLICE (SK_TILE / ATTN_PAGE_STEP)   /* pages one 64-key tile may span */
 
-/* The paged cache as the split kernel reads it (attn_args): unused by the contiguous instantiation. */
-typedef struct sk_pages {
-    const int *table;         /* [B][max_pages], int32 */
-    int P, max_pages;
-} sk_pages;
+/* K and V contiguous, [B, Hkv, M, d]: a tile is two load_tile calls (common/tiles.cuh). The
+ * functions that only read the struct take it by value (so do kv_paged's). */
+template <typename T, int D, bool PAD>
+struct kv_contiguous {
+    static constexpr int SLICE = 0;
+    const T *k, *v;           /* the segment's first key of this KV head */
+
+    static __device__ __forceinline__ void begin(kv_contiguous &, const sk_params &, const sk_pages &, int, int, int) {}
+    static __device__ __forceinline__ void at(kv_contiguous &kv, const sk_params &p, const sk_pages &, int b, int kvh, int k_lo, int dg)
+    {
+        kv.k = (const T *)p.k + (((size_t)b * p.Hkv + kvh) * p.M + k_lo) * dg;
+        kv.v = (const T *)p.v + (((size_t)b * p.Hkv + kvh) * p.M + k_lo) * dg;
+    }
+    static __device__ __forceinline__ void start(const kv_contiguous, int *, int) {}
+    static __device__ __forceinline__ void load(const kv_contiguous kv, T *st, const int *, int j, int, int n_keys, int d)
+    {
+        const int dg = PAD ? d : D;   /* the row length in memory */
+        load_tile<D, SK_TILE, SK_THREADS, true, true, PAD>(st, kv.k + (size_t)j * SK_TILE * dg, n_keys - j * SK_TILE, d);
+        load_tile<D, SK_TILE, SK_THREADS, true, true, PAD>(st + SK_TILE * D, kv.v + (size_t)j * SK_TILE * dg, n_keys - j * SK_TILE, d);
+    }
+    static __device__ __forceinline__ int ask(const kv_contiguous, int) { return 0; }   /* SLICE = 0: never asked */
+};
 
 /* Entry e of the slice of a tile that starts at key0: the physical page of logical page
  * key0 / P + e of the request whose table row is bt; past the table row, 0. Past the request's
@@ -106,5 +132,53 @@ static __device__ __forceinline__ void sk_load_kv_paged(T *st, const T *k_head, 
 {
     load_kv_paged<D, PAD>(st, k_head, v_head, row_stride, *reinterpret_cast<const int4 *>(slice), P, key0 % P, valid_rows, d);
 }
+
+/* K and V in pages, through the block table: each tile's slice of the table in shared memory
+ * (SLICE ints a stage), fetched a tile ahead. */
+template <typename T, int D, bool PAD>
+struct kv_paged {
+    static constexpr int SLICE = SK_PAGE_SLICE;
+    const int *bt;            /* this request's row of the block table */
+    const T *k, *v;           /* the pools plus this KV head's offset h * d */
+    size_t row;               /* elements from one key to the next in a page: Hkv * d */
+    int P, max_pages, k_lo;
+    int first;                /* this thread's entry of the first slices (begin), kept by start */
+
+    /* this request's row of the table, and the entries of the first `stages` tiles' slices (the
+     * segment starts at KV block blk0), one a thread */
+    static __device__ __forceinline__ void begin(kv_paged &kv, const sk_params &p, const sk_pages &pg, int b, int blk0, int stages)
+    {
+        kv.bt = pg.table + (size_t)b * pg.max_pages;
+        kv.first = 0;
+        if (threadIdx.x < stages * SLICE)
+            kv.first = sk_page_entry(kv.bt, pg.max_pages, blk0 * p.blk + (threadIdx.x / SLICE) * SK_TILE, pg.P, threadIdx.x % SLICE);
+    }
+    static __device__ __forceinline__ void at(kv_paged &kv, const sk_params &p, const sk_pages &pg, int, int kvh, int k_lo, int dg)
+    {
+        kv.k = (const T *)p.k + (size_t)kvh * dg;
+        kv.v = (const T *)p.v + (size_t)kvh * dg;
+        kv.row = (size_t)p.Hkv * dg;
+        kv.P = pg.P;
+        kv.max_pages = pg.max_pages;
+        kv.k_lo = k_lo;
+    }
+    /* the first slices in place; the loop fetches each later one a tile ahead */
+    static __device__ __forceinline__ void start(const kv_paged kv, int *s_pg, int stages)
+    {
+        if (threadIdx.x < stages * SLICE) s_pg[threadIdx.x] = kv.first;
+        __syncthreads();
+    }
+    /* tile j of the segment (n_keys keys) from its slice in shared memory */
+    static __device__ __forceinline__ void load(const kv_paged kv, T *st, const int *s_pg, int j, int stages, int n_keys, int d)
+    {
+        sk_load_kv_paged<D, PAD>(st, kv.k, kv.v, kv.row, s_pg + (j % stages) * SLICE, kv.P, kv.k_lo + j * SK_TILE,
+                                 n_keys - j * SK_TILE, d);
+    }
+    /* this thread's entry of the slice of the tile that starts at key0 */
+    static __device__ __forceinline__ int ask(const kv_paged kv, int key0)
+    {
+        return sk_page_entry(kv.bt, kv.max_pages, key0, kv.P, threadIdx.x);
+    }
+};
 
 #endif

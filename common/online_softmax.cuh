@@ -8,6 +8,8 @@
  *   alpha = online_alpha(m, off)           O and l are multiplied by it; then m = m_new
  *   p     = online_p(s, scale_log2, off)   each score's unnormalised probability; l += the p's
  *
+ * A warp of the mma.sync rungs (05, 06) starts its rows with online_start: O = 0, m = -inf, l = 0.
+ *
  * The {m, l} state and its merge across threads, warps and blocks are common/softmax_state.h's. */
 #ifndef ONLINE_SOFTMAX_CUH
 #define ONLINE_SOFTMAX_CUH
@@ -40,6 +42,20 @@ static __device__ __forceinline__ float online_alpha(float m_old, float off)
 static __device__ __forceinline__ float online_p(float s, float scale_log2, float offset)
 {
     return fast_exp2(fmaf(s, scale_log2, -offset));
+}
+
+/* A warp's fresh accumulators in mma.sync's layout: MT m16 tiles of rows (each thread's rows g and
+ * g + 8 of a tile) by DT n8 tiles of O's columns; m = -inf (no key seen yet), l = 0. */
+template <int MT, int DT>
+static __device__ __forceinline__ void online_start(float (&o)[MT][DT][4], float (&m)[MT][2], float (&l)[MT][2])
+{
+#pragma unroll
+    for (int mt = 0; mt < MT; mt++) {
+#pragma unroll
+        for (int dt = 0; dt < DT; dt++) o[mt][dt][0] = o[mt][dt][1] = o[mt][dt][2] = o[mt][dt][3] = 0.0f;
+        m[mt][0] = m[mt][1] = -INFINITY;
+        l[mt][0] = l[mt][1] = 0.0f;
+    }
 }
 
 #endif

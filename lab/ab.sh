@@ -21,7 +21,7 @@ cd "$(dirname "$0")/.."
 OUT=${OUT:-build/out}; mkdir -p "$OUT" build/ab
 sweep=${AB_SWEEP:-sweeps/decode.txt}; runs=${AB_RUNS:-old:06 new:06c}; rb=${AB_BIN:-06_split_kv}
 export ATTN_COMMIT=${COMMIT:-unknown}
-make -j"$(nproc)" build > build/ab/new.log 2>&1 || { tail -n 30 build/ab/new.log; exit 1; }
+make -j"$(nproc)" build/bin/$rb > build/ab/new.log 2>&1 || { tail -n 30 build/ab/new.log; exit 1; }   # the rung alone
 for t in $(printf '%s\n' $runs | cut -d: -f1 | sort -u | grep -vx new); do
   make -C build/ab-$t -j"$(nproc)" build/bin/$rb > build/ab/$t.log 2>&1 || { tail -n 30 build/ab/$t.log; exit 1; }
 done
