@@ -76,7 +76,7 @@ run_for() {
   l=$(left)
   [ "$lim" -gt "$l" ] && lim=$l
   [ "$lim" -lt 5 ] && return 125
-  timeout "$lim" "$@"
+  timeout -k 5 "$lim" "$@"             # -k: a process stuck in the driver after the signal is killed
 }
 verdict() {   # the meaning of run_for's status
   case $1 in 0) echo ok;; 1) echo "a check failed";; 3) echo refused;; 9) echo ERRORS;; 124) echo "timed out";;
