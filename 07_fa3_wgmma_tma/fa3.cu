@@ -643,49 +643,49 @@ static const rung rung_07a = {
     "07a", "fa3: TMA + wgmma",
     "Hopper: K/V tiles by TMA on mbarriers, S = Q K^T and O += P V on wgmma (P from registers); "
     "two warpgroups, no overlap of the products yet",
-    f3_unsupported, f3_workspace, run_07a, f3_describe,
+    f3_unsupported, f3_workspace, run_07a, f3_describe, NULL,
 };
 
 static const rung rung_07b = {
     "07b", "fa3: warp-specialized",
     "07a + a producer warpgroup issues the TMA copies into rings of full/empty mbarriers (K and V "
     "apart); two consumer warpgroups compute; setmaxnreg gives the registers to the consumers",
-    f3_unsupported, f3_workspace, run_07b, f3_describe,
+    f3_unsupported, f3_workspace, run_07b, f3_describe, NULL,
 };
 
 static const rung rung_07c = {
     "07c", "fa3: ping-pong",
     "07b + the two consumer warpgroups take turns on the tensor cores (named barriers): one's "
     "softmax runs under the other's P V and Q K^T",
-    f3_unsupported, f3_workspace, run_07c, f3_describe,
+    f3_unsupported, f3_workspace, run_07c, f3_describe, NULL,
 };
 
 static const rung rung_07d = {
     "07d", "fa3: ping-pong + intra-warpgroup overlap",
     "07c + inside each consumer, the softmax of tile j runs while the tensor cores do P V of tile "
     "j - 1 (FlashAttention-3's kernel); P made and O rescaled once that product is done",
-    f3_unsupported, f3_workspace, run_07d, f3_describe,
+    f3_unsupported, f3_workspace, run_07d, f3_describe, NULL,
 };
 
 static const rung rung_07e = {
     "07e", "fa3: persistent",
     "07d + one block per SM walks the work tiles (longest first when causal, heads in L2-sized "
     "sections); Q and K of the next tile load under this one; O leaves through shared memory by TMA",
-    f3_unsupported, f3_workspace_07e, run_07e, f3_describe,
+    f3_unsupported, f3_workspace_07e, run_07e, f3_describe, NULL,
 };
 
 static const rung rung_07f = {
     "07f", "fa3: lazy rescale",
     "07e + O is rescaled only when a row's max has grown by more than 2^8 since the max its "
     "exponentials use (FlashAttention-4): the decision per warp, so it does not diverge",
-    f3_unsupported, f3_workspace_07e, run_07f, f3_describe,
+    f3_unsupported, f3_workspace_07e, run_07f, f3_describe, NULL,
 };
 
 static const rung rung_07g = {
     "07g", "fa3: FP8",
     "07f + Q, K, V in float8 e4m3 on FP8 wgmma (k32), quantized by the step: a scale per block of "
     "rows, Q and K through a random Hadamard map; P's bytes and V's keys in one permuted order",
-    f8_unsupported, f8_workspace, f8_run, f8_describe,
+    f8_unsupported, f8_workspace, f8_run, f8_describe, f8_prepare,
 };
 
 extern "C" const rung *const rung_variants[] = {&rung_07a, &rung_07b, &rung_07c, &rung_07d, &rung_07e,

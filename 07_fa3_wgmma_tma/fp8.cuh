@@ -168,7 +168,8 @@ static __device__ __forceinline__ void f8_copy_kv(void *dst, const CUtensorMap *
 }
 
 /* ---- the quantize kernels ------------------------------------------------------------------
- * Timed with the attention kernel: run() launches them, then it. One block per block of rows (64
+ * The rung's prepare() (f8_prepare below): the driver runs them before the attention kernel and
+ * times them apart, and the two together (the row's quant_ms and total_ms). One block per block of rows (64
  * query rows; 128 keys) of one head; its rows in shared memory as float (a row of DK + 1 floats:
  * thread t's row starts in bank t, so the per-row passes do not conflict), each thread transforming
  * one row with the shared code of fp8_quant.h, then a block max, the scale, and the codes written
@@ -339,15 +340,23 @@ static struct {
     CUtensorMap m[4];
 } f8_maps;
 
+/* The rung's prepare(): the quantize kernels, which the driver runs before every f8_run, outside
+ * the attention kernel's timed region, and times on their own (attn.h). */
+static const char *f8_prepare(const attn_args *a, cudaStream_t st)
+{
+    const attn_shape *s = &a->shape;
+    const f8_ws_layout w = f8_ws_of(s->B, s->Hq, s->Hkv, s->N, s->M, s->d);
+    return w.dk == 64 ? f8_quantize<64>(a, st, w) : w.dk == 128 ? f8_quantize<128>(a, st, w) : f8_quantize<256>(a, st, w);
+}
+
+/* The attention kernel on the workspace's e4m3 Q, K, V and scales, which f8_prepare wrote. */
 static const char *f8_run(const attn_args *a, cudaStream_t st)
 {
     const attn_shape *s = &a->shape;
     f3_variant v;
+    const char *err;
     if (!f8_pick(s, &v)) return "07g: unsupported head dim";
     const f8_ws_layout w = f8_ws_of(s->B, s->Hq, s->Hkv, s->N, s->M, s->d);
-    const char *err = w.dk == 64 ? f8_quantize<64>(a, st, w) : w.dk == 128 ? f8_quantize<128>(a, st, w)
-                                                                            : f8_quantize<256>(a, st, w);
-    if (err) return err;
     unsigned char *ws = static_cast<unsigned char *>(a->workspace);
     const int rowb = w.dk < 128 ? w.dk : 128;
     if (!f8_maps.valid || f8_maps.ws != a->workspace || f8_maps.o != a->o || f8_maps.B != s->B || f8_maps.Hq != s->Hq ||

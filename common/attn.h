@@ -94,6 +94,12 @@ typedef struct rung {
     /* optional (may be NULL): key=value;... facts about how the shape was run (e.g. rung 06's
      * plan), appended to the report's extra field */
     void (*describe)(const attn_shape *s, const attn_env *env, char *buf, size_t len);
+    /* optional (may be NULL): kernels that turn the user's inputs into the form the attention
+     * kernel reads (07g: the quantize kernels, float16 -> e4m3 and scales, into the workspace),
+     * run on `stream` before every run(), which then launches the attention kernel alone. The
+     * driver times the two apart and together (report.c: the row's ms is run()'s; the extra field
+     * gives quant_ms, this hook's, and total_ms, both in one timed region); NULL or a message. */
+    const char *(*prepare)(const attn_args *a, cudaStream_t stream);
 } rung;
 
 /* The refusal of a dtype a step does not compute in: e4m3 by a 16-bit step (every step of

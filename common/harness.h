@@ -243,6 +243,9 @@ typedef struct report_row {
     const char *status;      /* "ok", "FAIL: ...", "unsupported: ...", "skipped: ..." */
     bench_result t;
     int timed;               /* t holds numbers */
+    bench_result t_prep;     /* the rung's prepare() alone, and prepare() + run() (timed_prep) */
+    bench_result t_total;
+    int timed_prep;
     int bytes_only;          /* a read, not attention: no TFLOP/s */
     check_result c;
     int checked;
@@ -260,7 +263,7 @@ int report_csv_ceiling(const char *path, const device_info *dev, const char *nam
 /* The commit the numbers come from: $ATTN_COMMIT, else "unknown". */
 const char *report_commit(void);
 /* A rung's row's extra field, key=value;...: which rows were checked; runs, warm-ups and `flush`
- * (l2_flush_name) if timed; outlier inputs; page=P for a paged KV cache; the rung's describe() (r
+ * (l2_flush_name) if timed; quant_ms and total_ms (medians) for a rung with prepare(); outlier inputs; page=P for a paged KV cache; the rung's describe() (r
  * may be NULL); the distribution the KV lengths were drawn from (c->dist) and their sum and max;
  * last, model=NAME (c->model). */
 void report_extra(const report_row *row, const run_case *c, const char *flush, const rung *r,

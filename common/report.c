@@ -35,6 +35,9 @@ void report_extra(const report_row *row, const run_case *c, const char *flush, c
             row->c.rows_total, row->c.rmse);
     if (row->checked && s->dtype == ATTN_E4M3) add(out, n, &k, "lse_rms=%.3g;", row->c.lse_rms);   /* FP8's LSE check */
     if (row->timed) add(out, n, &k, "runs=%d;warmups=%d;flush=%s;", row->t.runs, row->t.warmups, flush);
+    /* a rung with prepare() (07g's quantize): ms is the attention kernel's; these the rest */
+    if (row->timed && row->timed_prep)
+        add(out, n, &k, "quant_ms=%.6f;total_ms=%.6f;", row->t_prep.ms_median, row->t_total.ms_median);
     if (c->input_mode == INPUT_OUTLIER) add(out, n, &k, "inputs=outlier;");
     if (c->input_mode == INPUT_SPARSE_OUTLIER) add(out, n, &k, "inputs=sparse-outlier;");
     if (s->page_size) add(out, n, &k, "page=%d;", s->page_size);   /* a paged KV cache, as on the sweep line */

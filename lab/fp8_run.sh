@@ -29,18 +29,20 @@
 #             FAIL in the raw CSV: FP8 without block scales may miss the tolerance, which is what the
 #             table shows), and the raw driver rows beside it; 30-60 s
 #   timing    lab/fa3-fp8.txt (the issue's shapes first: d = 128 and 256 from N = 4096, d = 256 at
-#             N = 16384 not causal): 07f in float16, then 07g in e4m3, each sweep given half the
-#             step's time, timed as the ladder times (07g's time is its quantize kernels and its
-#             attention kernel together) -> <gpu>-fp8-timing.csv (the driver's columns), and 07g
-#             against 07f per shape in the summary; 30-50 s
+#             N = 16384 not causal): 07f in float16, then 07g in e4m3 (07g's sweep given two thirds
+#             of what is left: it times three things a shape), timed as the ladder times: 07g's
+#             ms and TFLOP/s are its attention kernel's alone, as 07f's; its extra field adds
+#             quant_ms (the quantize kernels alone) and total_ms (quantize + attention in one timed
+#             region), each the median of as many launches, L2 flushed before each
+#             -> <gpu>-fp8-timing.csv (the driver's columns), and per shape in the summary 07g's
+#             attention kernel against 07f, its quantize time, and the total against 07f; 40-70 s
 #   ncu       Nsight Compute's duration of each kernel of one 07g launch (quantize kernels and
 #             attention kernel apart) on three shapes of lab/fa3-fp8.txt -> fp8-ncu.txt; 20-40 s
 #
 # Time: the whole run ends within FP8_DEADLINE seconds (default 525) of its start, for one device
 # call's 10 minutes with room to spare: each step has a cap, keeps back a minimum for the steps
 # after it, and every command runs under `timeout` with what is left of its step; a step that has
-# no time left says so in the summary. Expected about 6-7 minutes for all six (an estimate: nothing
-# here has run yet).
+# no time left says so in the summary. Expected about 6-7 minutes for all six.
 #
 # What comes back: $OUT holds at most four files, within the device call's limits (8 files, two
 # folders deep): summary.txt, fp8-bundle.tar.gz (every log and CSV of the run, from build/fp8/),
@@ -65,7 +67,7 @@ say() { echo "$*" | tee -a "$summary"; }
 steps=${*:-build matrix sanitize accuracy timing ncu}
 
 # Per step: its cap, and the least it keeps for itself when later steps reserve theirs (seconds).
-declare -A CAP=([build]=200 [matrix]=100 [sanitize]=130 [accuracy]=90 [timing]=90 [ncu]=50)
+declare -A CAP=([build]=200 [matrix]=100 [sanitize]=130 [accuracy]=90 [timing]=120 [ncu]=50)
 declare -A MIN=([build]=120 [matrix]=40 [sanitize]=45 [accuracy]=40 [timing]=60 [ncu]=30)
 now() { date +%s; }
 left() { echo $((step_end - $(now))); }
@@ -180,17 +182,21 @@ for ((i = 0; i < ${#todo[@]}; i++)); do
       grep -v '^#' "$acc" | column -t -s, | tee -a "$summary";;
     timing)
       f=$W/$g-fp8-timing.csv
-      run_for $(( $(left) / 2 )) "$B07" --variant 07f --sweep lab/fa3-fp8.txt --no-check --quiet --csv "$f" > /dev/null 2>> "$W/fp8-timing.err"
+      run_for $(( $(left) / 3 )) "$B07" --variant 07f --sweep lab/fa3-fp8.txt --no-check --quiet --csv "$f" > /dev/null 2>> "$W/fp8-timing.err"
       say "timing 07f: $(verdict $?)"
       if [ $hung = 0 ]; then
         run_for $(left) "$B07" --variant 07g --dtype e4m3 --sweep lab/fa3-fp8.txt --no-check --quiet --csv "$f" > /dev/null 2>> "$W/fp8-timing.err"
         say "timing 07g: $(verdict $?)"
       fi
-      say "timing -> $(basename "$f"): 07f (f16) and 07g (e4m3, quantize included): median ms (TFLOP/s), 07f / 07g on medians and on fastest launches"
-      grep -v '^#' "$f" 2>/dev/null | awk -F, '$1 != "rung" && $10 == "ok" { k = $2 " " $3 " " $5 " " $7 " " $8; K[k] = 1
-          if ($1 == "07f") { a[k] = $11; am[k] = $12; ta[k] = $14 } else { b[k] = $11; bm[k] = $12; tb[k] = $14 } }
-        END { for (k in K) if ((k in a) && (k in b))
-          printf "   B Hq N d causal = %s: 07f %.3f ms (%s), 07g %.3f ms (%s), speed-up %.2f (fastest %.2f)\n", k, a[k], ta[k], b[k], tb[k], a[k] / b[k], am[k] / bm[k] }' \
+      say "timing -> $(basename "$f"): median ms (TFLOP/s) of 07f (f16) and of 07g's attention kernel (e4m3), the speed-up 07f / 07g on medians (fastest launches); 07g's quantize kernels (quant_ms) and quantize + attention (total_ms, TFLOP/s), and 07f / total"
+      grep -v '^#' "$f" 2>/dev/null | awk -F, '
+        function key(x, name,   r) { r = ""; if (match(";" x, ";" name "=[^;]*")) r = substr(";" x, RSTART + length(name) + 2, RLENGTH - length(name) - 2); return r }
+        $1 != "rung" && $10 == "ok" { k = $2 " " $3 " " $5 " " $7 " " $8; K[k] = 1
+          if ($1 == "07f") { a[k] = $11; am[k] = $12; ta[k] = $14 } else { b[k] = $11; bm[k] = $12; tb[k] = $14; q[k] = key($22, "quant_ms"); t[k] = key($22, "total_ms") } }
+        END { for (k in K) if ((k in a) && (k in b)) {
+          printf "   B Hq N d causal = %s: 07f %.3f ms (%s), 07g attention %.3f ms (%s), speed-up %.2f (fastest %.2f)", k, a[k], ta[k], b[k], tb[k], a[k] / b[k], am[k] / bm[k]
+          if (q[k] != "" && t[k] + 0 > 0) printf "; quantize %.3f ms, total %.3f ms (%.0f), 07f / total %.2f", q[k], t[k], tb[k] * b[k] / t[k], a[k] / t[k]
+          printf "\n" } }' \
         | sort -k10,10n -k9,9n -k11,11n | tee -a "$summary";;
     ncu)
       if ! command -v ncu > /dev/null; then say "ncu: not installed, skipped"; continue; fi
