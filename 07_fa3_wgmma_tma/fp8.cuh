@@ -169,34 +169,16 @@ static __device__ __forceinline__ void f8_copy_kv(void *dst, const CUtensorMap *
 
 /* ---- the quantize kernels ------------------------------------------------------------------
  * The rung's prepare() (f8_prepare below): the driver runs them before the attention kernel and
- * times them apart, and the two together (the row's quant_ms and total_ms). One block per block of rows (64
- * query rows; 128 keys) of one head; its rows in shared memory as float (a row of DK + 1 floats:
- * thread t's row starts in bank t, so the per-row passes do not conflict), each thread transforming
- * one row with the shared code of fp8_quant.h, then a block max, the scale, and the codes written
- * four to a thread, coalesced. mode: F8_BLOCK (a scale per block), F8_AMAX (per-tensor mode, first
- * pass: only the block's amax, into the tensor's slot by atomicMax), F8_TENSOR (second pass: every
- * block takes the tensor's scale). */
+ * times them apart, and the two together (the row's quant_ms and total_ms). Memory-bound: each
+ * reads a tensor in float16 (2 bytes an element) and writes it in e4m3 (1 byte), so they are
+ * written as copies: every thread's loads issued before any use, 16-byte loads and 128-byte
+ * coalesced stores, the arithmetic in registers, no shared memory for Q and K. The values they
+ * write are the bytes of fp8_quant.h's host code, operation for operation (the same butterflies in
+ * the same order, x / scale by IEEE division, the same conversion), so the CPU tests' model of 07g
+ * is the kernel's. mode: F8_BLOCK (a scale per block), F8_AMAX (per-tensor mode, first pass: only
+ * the block's amax, into the tensor's slot by atomicMax), F8_TENSOR (second pass: every block
+ * takes the tensor's scale). */
 enum { F8_BLOCK = 0, F8_AMAX, F8_TENSOR };
-
-/* nr rows of d halves, contiguous at src, into the block's rows of floats: 16 bytes (8 halves, one
- * row's: d is a multiple of 8) a thread at a time, coalesced. */
-template <int DK>
-static __device__ __forceinline__ void f8_load_rows(float *sm, const __half *src, int nr, int d)
-{
-    const uint4 *src8 = reinterpret_cast<const uint4 *>(src);
-    for (int e = threadIdx.x; e < nr * d / 8; e += blockDim.x) {
-        const uint4 u = src8[e];
-        const __half2 *h = reinterpret_cast<const __half2 *>(&u);
-        float *dst = sm + (8 * e / d) * (DK + 1) + (8 * e) % d;
-#pragma unroll
-        for (int k = 0; k < 4; k++) {
-            const float2 f = __half22float2(h[k]);
-            dst[2 * k] = f.x;
-            dst[2 * k + 1] = f.y;
-        }
-    }
-    __syncthreads();
-}
 
 /* The block's scale, written at `scale`; 0 in the F8_AMAX pass (nothing more to do). */
 static __device__ __forceinline__ float f8_block_scale(float amax, int mode, const unsigned *tensor_amax, unsigned *slot,
@@ -212,55 +194,145 @@ static __device__ __forceinline__ float f8_block_scale(float amax, int mode, con
     return s;
 }
 
-/* Q or K: rows [r0, r0 + block) of plane `plane` of x [planes][rows][d] -> out [planes][rows][DK]
- * (q8 or k8 of the workspace layout w). */
-template <int DK>
-__global__ void __launch_bounds__(128) f8_quant_rows(const __half *x, int rows, int d, int block, int nblk, int hadamard,
-                                                     int mode, uint8_t *out, float *scales, unsigned *amax, f8_ws_layout w)
+/* Eight halves (one 16-byte load) to floats. */
+static __device__ __forceinline__ void f8_unpack8(const uint4 &u, float (&f)[8])
 {
-    extern __shared__ float f8_sm[];
-    const int plane = blockIdx.x / nblk, blk = blockIdx.x % nblk, r0 = blk * block, nr = min(block, rows - r0);
-    f8_load_rows<DK>(f8_sm, x + ((size_t)plane * rows + r0) * d, nr, d);
-    float *row = f8_sm + threadIdx.x * (DK + 1), amax_row = 0.0f;
-    if ((int)threadIdx.x < nr) {
-        f8_row_transform(row, d, w.dk, hadamard);    /* w.dk = DK, but not a constant: the passes stay loops */
-        amax_row = f8_amax(row, DK);
-    }
-    const float s = f8_block_scale(amax_row, mode, amax, amax, scales + (size_t)plane * nblk + blk);
-    if (mode == F8_AMAX) return;
-    for (int e = threadIdx.x; e < nr * (DK / 4); e += blockDim.x) {
-        const int r = e / (DK / 4), c = (e % (DK / 4)) * 4;
-        const float *v = f8_sm + r * (DK + 1) + c;
-        *reinterpret_cast<uint32_t *>(out + f8_row_at(w, plane, rows, r0 + r, c)) =
-            (uint32_t)f8_code(v[0], s) | (uint32_t)f8_code(v[1], s) << 8 | (uint32_t)f8_code(v[2], s) << 16 |
-            (uint32_t)f8_code(v[3], s) << 24;
+    const __half2 *h = reinterpret_cast<const __half2 *>(&u);
+#pragma unroll
+    for (int k = 0; k < 4; k++) {
+        const float2 x = __half22float2(h[k]);
+        f[2 * k] = x.x;
+        f[2 * k + 1] = x.y;
     }
 }
+
+/* Q or K: one block per scale block, ROWS rows (F8_QROWS of Q, F8_BC of K) of plane `plane` of
+ * x [planes][rows][d] -> out [planes][rows][DK] (q8 or k8 of the workspace layout w).
+ *   block  ROWS DK / 64 threads: 64 values each, 8 columns of 8 rows
+ *   a row  DK / 8 neighbouring threads, 8 columns (16 bytes of float16) each: a warp reads
+ *          256 / DK whole rows, contiguous (coalesced); columns from d up are 0
+ *   H D    the row's sign pattern, then hadamard_transform's passes in its order: pairs 1, 2 and 4
+ *          apart inside a thread's 8 values (f8_had8), pairs 8 m apart (m = 1, 2, .. DK / 16)
+ *          between the thread and the one m lanes away (__shfl_xor_sync, f8_had_cross); then
+ *          1 / sqrt(DK). tests/test_fp8_step.c checks the split against hadamard_transform, bit
+ *          for bit
+ *   scale  the block's amax by block_max; then each thread writes its 8 codes of each row as one
+ *          8-byte store (a warp: 256 contiguous bytes). */
+template <int DK, int ROWS>
+__global__ void __launch_bounds__(ROWS * DK / 64) f8_quant_rows(const __half *x, int rows, int d, int nblk, int hadamard,
+                                                                int mode, uint8_t *out, float *scales, unsigned *amax,
+                                                                f8_ws_layout w)
+{
+    constexpr int L = DK / 8, THREADS = ROWS * DK / 64, RP = THREADS / L, PASSES = ROWS / RP;
+    static_assert(PASSES == 8 && L <= 32, "8 rows of 8 values a thread; a row within a warp");
+    const int plane = blockIdx.x / nblk, blk = blockIdx.x % nblk, r0 = blk * ROWS;
+    const int li = threadIdx.x % L, c0 = 8 * li, rsub = threadIdx.x / L;
+    const uint4 *src = reinterpret_cast<const uint4 *>(x + (size_t)plane * rows * d);
+    uint4 raw[PASSES];
+#pragma unroll
+    for (int p = 0; p < PASSES; p++) {
+        const int r = r0 + p * RP + rsub;
+        raw[p] = r < rows && c0 < d ? __ldg(src + ((size_t)r * d + c0) / 8) : make_uint4(0, 0, 0, 0);
+    }
+    float sg[8];
+#pragma unroll
+    for (int i = 0; i < 8; i++) sg[i] = hadamard_sign(F8_SEED, c0 + i);
+    const float rs = 1.0f / sqrtf((float)DK);
+    float v[PASSES][8], am = 0.0f;
+#pragma unroll
+    for (int p = 0; p < PASSES; p++) {
+        float(&e)[8] = v[p];
+        f8_unpack8(raw[p], e);
+        if (hadamard) {
+            f8_had8(e, sg);
+#pragma unroll
+            for (int m = 1; m < L; m *= 2) {
+                float o[8];
+#pragma unroll
+                for (int i = 0; i < 8; i++) o[i] = __shfl_xor_sync(FULL_MASK, e[i], m);
+                f8_had_cross(e, o, li & m);
+            }
+#pragma unroll
+            for (int i = 0; i < 8; i++) e[i] *= rs;
+        }
+#pragma unroll
+        for (int i = 0; i < 8; i++) am = fmaxf(am, fabsf(e[i]));
+    }
+    const float s = f8_block_scale(am, mode, amax, amax, scales + (size_t)plane * nblk + blk);
+    if (mode == F8_AMAX) return;
+#pragma unroll
+    for (int p = 0; p < PASSES; p++) {
+        const int r = r0 + p * RP + rsub;
+        if (r >= rows) continue;
+        const float(&e)[8] = v[p];
+        uint2 c;
+        c.x = (uint32_t)fp8_e4m3x2_encode(e[0] / s, e[1] / s) | (uint32_t)fp8_e4m3x2_encode(e[2] / s, e[3] / s) << 16;
+        c.y = (uint32_t)fp8_e4m3x2_encode(e[4] / s, e[5] / s) | (uint32_t)fp8_e4m3x2_encode(e[6] / s, e[7] / s) << 16;
+        *reinterpret_cast<uint2 *>(out + f8_row_at(w, plane, rows, r, c0)) = c;
+    }
+}
+
+/* V's block: 256 threads, one K/V tile of F8_BC = 128 keys. */
+enum { F8_VT_THREADS = 256 };
+
+/* Bytes of V's shared tile: 128 keys of DK / 8 + 1 chunks of 16 bytes (the extra chunk staggers
+ * the rows over the banks). */
+static constexpr size_t f8_vt_smem(int dk) { return (size_t)F8_BC * (dk / 8 + 1) * 16; }
 
 /* V: keys [k0, k0 + 128) of plane `plane` of v [planes][M][d] -> rows n = 0 .. DK - 1 of the
  * transposed out [planes][DK][nk 128] (vt8 of the workspace layout w), bytes k0 .. k0 + 127: byte p
  * holds key k0 + f8_vt_key(p); keys from M up and columns from d up are 0. The tile's scale also
- * goes into the head's vmax (atomicMax; an all-zero tile's scale of 1 is left out). */
+ * goes into the head's vmax (atomicMax; an all-zero tile's scale of 1 is left out).
+ *   load   the tile as it lies, 16-byte loads, coalesced (all of a thread's issued first), into
+ *          shared memory as float16, rows of DK + 8 halves; the amax on the way
+ *   write  a warp takes 8 columns n and writes 8 rows of the transposed tile, each 128 contiguous
+ *          bytes (a lane a 4-byte word): word q of a row is slots 4q .. 4q + 3, which hold keys
+ *          kb, kb + 1, kb + 8, kb + 9 (kb = f8_vt_word_key(q)), so the lane reads those four keys'
+ *          16 bytes at the warp's columns and has all 8 words. */
 template <int DK>
-__global__ void __launch_bounds__(128) f8_quant_vt(const __half *v, int M, int d, int nk, int mode, uint8_t *out,
-                                                   float *scales, unsigned *vmax, unsigned *amax, f8_ws_layout w)
+__global__ void __launch_bounds__(F8_VT_THREADS) f8_quant_vt(const __half *v, int M, int d, int nk, int mode, uint8_t *out,
+                                                             float *scales, unsigned *vmax, unsigned *amax, f8_ws_layout w)
 {
-    extern __shared__ float f8_sm[];
-    const int plane = blockIdx.x / nk, j = blockIdx.x % nk, k0 = j * F8_BC, nr = min(F8_BC, M - k0);
-    f8_load_rows<DK>(f8_sm, v + ((size_t)plane * M + k0) * d, nr, d);
-    const float amax_row = (int)threadIdx.x < nr ? f8_amax(f8_sm + threadIdx.x * (DK + 1), d) : 0.0f;
-    const float block_amax = block_max(amax_row);
+    extern __shared__ uint4 f8_vsm[];
+    constexpr int CPR = DK / 8 + 1, CH = DK / 8, ITER = F8_BC * CH / F8_VT_THREADS;
+    const int plane = blockIdx.x / nk, j = blockIdx.x % nk, k0 = j * F8_BC, nr = min(F8_BC, M - k0), dc = d / 8;
+    const uint4 *src = reinterpret_cast<const uint4 *>(v + ((size_t)plane * M + k0) * d);
+    uint4 raw[ITER];
+#pragma unroll
+    for (int it = 0; it < ITER; it++) {
+        const int e = it * F8_VT_THREADS + threadIdx.x, key = e / CH, ch = e % CH;
+        raw[it] = key < nr && ch < dc ? __ldg(src + (size_t)key * dc + ch) : make_uint4(0, 0, 0, 0);
+    }
+    float am = 0.0f;
+#pragma unroll
+    for (int it = 0; it < ITER; it++) {
+        const int e = it * F8_VT_THREADS + threadIdx.x;
+        f8_vsm[(e / CH) * CPR + e % CH] = raw[it];
+        float f[8];
+        f8_unpack8(raw[it], f);
+#pragma unroll
+        for (int i = 0; i < 8; i++) am = fmaxf(am, fabsf(f[i]));
+    }
+    __syncthreads();   /* the tile is in; block_max's own barriers follow */
+    const float block_amax = block_max(am);
     const float s = f8_block_scale(block_amax, mode, amax + 2, amax + 2, scales + (size_t)plane * nk + j);
     if (mode == F8_AMAX) return;
     if (threadIdx.x == 0 && (block_amax > 0.0f || mode == F8_TENSOR)) atomicMax(vmax + plane, __float_as_uint(s));
-    for (int e = threadIdx.x; e < DK * (F8_BC / 4); e += blockDim.x) {
-        const int n = e / (F8_BC / 4), p0 = (e % (F8_BC / 4)) * 4;
-        uint32_t word = 0;
-        for (int b = 0; b < 4; b++) {
-            const int key = f8_vt_key(p0 + b);
-            if (key < nr && n < d) word |= (uint32_t)f8_code(f8_sm[key * (DK + 1) + n], s) << (8 * b);
+    const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
+    const int kb = f8_vt_word_key(lane);
+#pragma unroll
+    for (int nc = warp; nc < CH; nc += F8_VT_THREADS / 32) {
+        float a[8], b[8], c[8], e[8];
+        f8_unpack8(f8_vsm[kb * CPR + nc], a);
+        f8_unpack8(f8_vsm[(kb + 1) * CPR + nc], b);
+        f8_unpack8(f8_vsm[(kb + 8) * CPR + nc], c);
+        f8_unpack8(f8_vsm[(kb + 9) * CPR + nc], e);
+#pragma unroll
+        for (int i = 0; i < 8; i++) {
+            const uint32_t word = (uint32_t)fp8_e4m3x2_encode(a[i] / s, b[i] / s) |
+                                  (uint32_t)fp8_e4m3x2_encode(c[i] / s, e[i] / s) << 16;
+            *reinterpret_cast<uint32_t *>(out + f8_vt_at(w, plane, 8 * nc + i, k0 + 4 * lane)) = word;
         }
-        *reinterpret_cast<uint32_t *>(out + f8_vt_at(w, plane, n, k0 + p0)) = word;
     }
 }
 
@@ -273,22 +345,21 @@ static const char *f8_quantize(const attn_args *a, cudaStream_t st, const f8_ws_
     const int bh = s->B * s->Hq, bkv = s->B * s->Hkv, had = !a->env.fp8_no_hadamard;
     unsigned char *ws = static_cast<unsigned char *>(a->workspace);
     unsigned *amax = reinterpret_cast<unsigned *>(ws + w.amax), *vmax = reinterpret_cast<unsigned *>(ws + w.vmax);
-    const size_t smq = (size_t)F8_QROWS * (DK + 1) * 4, smk = (size_t)F8_BC * (DK + 1) * 4;
-    RUNG_CUDA(cudaFuncSetAttribute(f8_quant_rows<DK>, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smk));
-    RUNG_CUDA(cudaFuncSetAttribute(f8_quant_vt<DK>, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smk));
+    const size_t smv = f8_vt_smem(DK);
+    RUNG_CUDA(cudaFuncSetAttribute(f8_quant_vt<DK>, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smv));
     RUNG_CUDA(cudaMemsetAsync(ws + w.amax, 0, w.qs - w.amax, st));   /* amax and vmax accumulate */
     const __half *q = static_cast<const __half *>(a->q), *k = static_cast<const __half *>(a->k),
                  *v = static_cast<const __half *>(a->v);
     for (int pass = a->env.fp8_per_tensor ? 0 : 1; pass < 2; pass++) {
         const int mode = !a->env.fp8_per_tensor ? F8_BLOCK : pass == 0 ? F8_AMAX : F8_TENSOR;
-        f8_quant_rows<DK><<<w.nq * bh, F8_QROWS, smq, st>>>(q, s->N, s->d, F8_QROWS, w.nq, had, mode, ws + w.q8,
-                                                             reinterpret_cast<float *>(ws + w.qs), amax, w);
+        f8_quant_rows<DK, F8_QROWS><<<w.nq * bh, F8_QROWS * DK / 64, 0, st>>>(
+            q, s->N, s->d, w.nq, had, mode, ws + w.q8, reinterpret_cast<float *>(ws + w.qs), amax, w);
         RUNG_LAUNCHED(f8_quant_rows);
-        f8_quant_rows<DK><<<w.nk * bkv, F8_BC, smk, st>>>(k, s->M, s->d, F8_BC, w.nk, had, mode, ws + w.k8,
-                                                           reinterpret_cast<float *>(ws + w.ks), amax + 1, w);
+        f8_quant_rows<DK, F8_BC><<<w.nk * bkv, F8_BC * DK / 64, 0, st>>>(
+            k, s->M, s->d, w.nk, had, mode, ws + w.k8, reinterpret_cast<float *>(ws + w.ks), amax + 1, w);
         RUNG_LAUNCHED(f8_quant_rows);
-        f8_quant_vt<DK><<<w.nk * bkv, F8_BC, smk, st>>>(v, s->M, s->d, w.nk, mode, ws + w.vt8,
-                                                         reinterpret_cast<float *>(ws + w.vs), vmax, amax, w);
+        f8_quant_vt<DK><<<w.nk * bkv, F8_VT_THREADS, smv, st>>>(v, s->M, s->d, w.nk, mode, ws + w.vt8,
+                                                                reinterpret_cast<float *>(ws + w.vs), vmax, amax, w);
         RUNG_LAUNCHED(f8_quant_vt);
     }
     return NULL;
@@ -320,7 +391,7 @@ static int f8_unsupported(const attn_shape *s, const attn_env *env, char *why, s
         snprintf(why, n, "07g takes head dims that are multiples of 8 up to 256 (d = %d)", s->d);
     else if (attn_refuse_paged(s, why, n)) return 1;
     else if (s->seqlens_k) snprintf(why, n, "rung 07 takes one KV length for every request (varlen decode is rung 06's job)");
-    else if (v.smem > env->smem_per_block_optin || (size_t)F8_BC * (257 * 4) > env->smem_per_block_optin)
+    else if (v.smem > env->smem_per_block_optin || f8_vt_smem(f8_dk(s->d)) > env->smem_per_block_optin)
         snprintf(why, n, "needs %zu KB of shared memory per block", v.smem / 1024);
     else return 0;
     return 1;

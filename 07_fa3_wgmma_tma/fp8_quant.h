@@ -59,6 +59,33 @@ F8_FN int f8_v_key(int p)
 /* The key (0 .. F8_BC - 1) in byte p of a tile's row of the transposed V: f8_v_key within its 32. */
 F8_FN int f8_vt_key(int p) { return (p & ~31) | f8_v_key(p & 31); }
 
+/* The first key of the 4-byte word q (0..31) of a row of a transposed V tile: its slots 4q .. 4q + 3
+ * hold keys kb, kb + 1, kb + 8, kb + 9 (f8_vt_key: kb = 32 (q / 8) + 16 (q / 4 % 2) + 2 (q % 4)).
+ * The quantize kernel writes a row a word per lane, from these four keys. */
+F8_FN int f8_vt_word_key(int q) { return 32 * (q / 8) + 16 * (q / 4 % 2) + 2 * (q % 4); }
+
+/* The quantize kernel's H D of a row, split over DK / 8 threads of 8 neighbouring columns each:
+ * hadamard_transform's passes in its order and with its operations, so the bits are the same.
+ * f8_had8: the signs, then the passes of pairs 1, 2 and 4 apart, inside the thread's 8 values.
+ * f8_had_cross: the pass of pairs 8 m apart, between this thread and the one m threads away (o:
+ * its values), the lower of the two taking a + b, the upper (upper != 0) a - b. Then the kernel
+ * multiplies by 1 / sqrt(DK). */
+F8_FN void f8_had8(float *e, const float *sg)
+{
+    for (int i = 0; i < 8; i++) e[i] *= sg[i];
+    for (int h = 1; h < 8; h *= 2)
+        for (int i = 0; i < 8; i++)
+            if (!(i & h)) {
+                const float a = e[i], b = e[i + h];
+                e[i] = a + b;
+                e[i + h] = a - b;
+            }
+}
+F8_FN void f8_had_cross(float *e, const float *o, int upper)
+{
+    for (int i = 0; i < 8; i++) e[i] = upper ? o[i] - e[i] : e[i] + o[i];
+}
+
 /* One k32 step of P for the A registers, from the 16 accumulators of four n8 blocks of S (s[4j + 2h
  * + e]: block j, row g + 8h, column 2c + e): register r holds row g + 8 (r % 2), blocks 2 (r / 2)
  * and 2 (r / 2) + 1, in the order of f8_v_key. Each value becomes e4m3 by the paired conversion of

@@ -494,11 +494,59 @@ static void accuracy_experiment_model(void)
     }
 }
 
+/* ---- 2b. the quantize kernels' split of the work -------------------------------------------- */
+
+/* H D of a row as f8_quant_rows does it, DK / 8 threads of 8 columns (f8_had8, then f8_had_cross
+ * with the values of the thread m away, as __shfl_xor_sync gives them, then 1 / sqrt(DK)), must
+ * give hadamard_transform's bits (incoherent_forward of f8_row_transform), on rows with outliers,
+ * zero padding from d to DK and signed zeros; and the word V's kernel writes from keys kb, kb + 1,
+ * kb + 8, kb + 9 (f8_vt_word_key) must be slots 4q .. 4q + 3 of f8_vt_key. */
+static void quantize_split_matches_host(void)
+{
+    int bad = 0, rows = 0;
+    for (int dk = 64; dk <= 256; dk *= 2)
+        for (int d = 8; d <= dk; d += 8)
+            for (int t = 0; t < 4; t++) {
+                float ref[256], e[32][8], snap[32][8], sg[32][8];
+                const int L = dk / 8;
+                for (int c = 0; c < dk; c++) {
+                    double x = c < d ? rng_normal(808, (uint64_t)(dk * 1000 + d * 10 + t), (uint64_t)c) : 0.0;
+                    if (c < d && c % 97 == t) x *= 10.0;                 /* an outlier */
+                    ref[c] = (float)x;
+                }
+                for (int l = 0; l < L; l++)
+                    for (int i = 0; i < 8; i++) {
+                        e[l][i] = ref[8 * l + i];
+                        sg[l][i] = hadamard_sign(F8_SEED, 8 * l + i);
+                    }
+                f8_row_transform(ref, d, dk, 1);
+                for (int l = 0; l < L; l++) f8_had8(e[l], sg[l]);
+                for (int m = 1; m < L; m *= 2) {
+                    memcpy(snap, e, sizeof snap);
+                    for (int l = 0; l < L; l++) f8_had_cross(e[l], snap[l ^ m], l & m);
+                }
+                const float rs = 1.0f / sqrtf((float)dk);
+                for (int l = 0; l < L; l++)
+                    for (int i = 0; i < 8; i++) bad += f32u(e[l][i] * rs) != f32u(ref[8 * l + i]);
+                rows++;
+            }
+    EXPECT_MSG(bad == 0, "%d values of %d rows differ in their bits from the host's H D", bad, rows);
+    int words = 0;
+    for (int q = 0; q < 32; q++) {
+        const int kb = f8_vt_word_key(q);
+        words += f8_vt_key(4 * q) == kb && f8_vt_key(4 * q + 1) == kb + 1 && f8_vt_key(4 * q + 2) == kb + 8 &&
+                 f8_vt_key(4 * q + 3) == kb + 9;
+    }
+    EXPECT_MSG(words == 32, "%d of V's 32 words per tile row hold the keys f8_vt_key puts there", words);
+}
+
 const test_case TESTS_fp8_step[] = {
     {"fp8 step: P packed per thread and V's keys in f8_vt_key order give P V exactly (wgmma fragment model)",
      p_fragment_and_v_order},
     {"fp8 step: the quantize path (pad, Hadamard, block/tensor scales, V transposed) against float64",
      quantize_against_float64},
+    {"fp8 step: the quantize kernels' split (H D over 8-column threads, V's words) gives the host's bits",
+     quantize_split_matches_host},
     {"fp8 step: 07g's arithmetic on the host within half the FP8 tolerance; planted mistakes fail it",
      tolerance_from_error_model},
     {"fp8 step: on sparse outliers, block scales + Hadamard give O a lower RMSE than per-tensor (model)",
