@@ -3,6 +3,8 @@
 # results/<gpu>-<sweep>.csv for each <gpu> that has one (from results/<sweep>.csv: <name>.png; a
 # "+<sweep>" is one the PNG needs). The scripts read the CSVs; this hands them the paths, ids, rung
 # names and a subtitle (CSVs, commits; sub_<sweep>: one CSV's part of it).
+# A CSV need not have the ladder's columns: results/<gpu>-fp8-accuracy.csv (method,d,N,rmse,rel_l2)
+# is drawn by plots/fp8-accuracy.gp, its ids the methods; without that CSV no such PNG is drawn.
 #   RESULTS_DIR=results   where the CSVs are          PLOTS_OUT=plots   where the PNGs go
 #   ATTN_NO_INSTALL=1     never apt-get install a missing gnuplot (else, as root, gnuplot-nox is)
 #   PLOTS_TERMINAL=png    force a gnuplot terminal (default pngcairo, else png)
