@@ -16,6 +16,7 @@ enum { ST_OK, ST_FAIL, ST_UNSUPPORTED, ST_SKIPPED, ST_TOO_BIG };
 typedef struct driver {
     cli_opts opt;
     const rung *r;
+    int r_fp8;                /* r is one of the rung's FP8 steps (rung_fp8_variants[], attn.h) */
     device_info dev;
     attn_env env;
     int have_device;
