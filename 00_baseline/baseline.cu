@@ -119,7 +119,7 @@ static const char *baseline_run(const attn_args *a, cudaStream_t st)
 
 static const rung baseline = {
     "00", "baseline", "cuBLAS QK^T -> 3-pass safe softmax (S, P in HBM) -> cuBLAS PV",
-    baseline_unsupported, baseline_workspace, baseline_run, NULL,
+    baseline_unsupported, baseline_workspace, baseline_run, NULL, NULL,
 };
 
 extern "C" const rung *const rung_variants[] = {&baseline, NULL};

@@ -219,7 +219,7 @@ static void minimal_describe(const attn_shape *s, const attn_env *env, char *buf
 static const rung minimal = {
     "01", "minimal",
     "no S in HBM: one thread per Q row, K/V tiles outer (FA1 order), O and {m, l} in HBM per tile",
-    minimal_unsupported, minimal_workspace, minimal_run, minimal_describe,
+    minimal_unsupported, minimal_workspace, minimal_run, minimal_describe, NULL,
 };
 
 extern "C" const rung *const rung_variants[] = {&minimal, NULL};

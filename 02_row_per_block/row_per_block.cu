@@ -223,7 +223,7 @@ static void rpb_describe(const attn_shape *s, const attn_env *env, char *buf, si
 static const rung row_per_block = {
     "02", "row per block",
     "one Q row per block: coalesced tiles, block_sum per score, block_md merges {m, l}",
-    rpb_unsupported, rpb_workspace, rpb_run, rpb_describe,
+    rpb_unsupported, rpb_workspace, rpb_run, rpb_describe, NULL,
 };
 
 extern "C" const rung *const rung_variants[] = {&row_per_block, NULL};

@@ -211,7 +211,7 @@ static void brw_describe(const attn_shape *s, const attn_env *env, char *buf, si
 static const rung br_rows_per_warp = {
     "03", "Br rows, one warp per row",
     "Br rows per block, one warp per row: warp_sum / warp_md shuffles, no block barrier per score",
-    brw_unsupported, brw_workspace, brw_run, brw_describe,
+    brw_unsupported, brw_workspace, brw_run, brw_describe, NULL,
 };
 
 extern "C" const rung *const rung_variants[] = {&br_rows_per_warp, NULL};

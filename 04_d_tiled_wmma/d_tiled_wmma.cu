@@ -459,7 +459,7 @@ static const char *wmma_run(const attn_args *a, cudaStream_t st)
 static const rung d_tiled_wmma = {
     "04", "d tiled, WMMA",
     "d tiled by Bd = 64 so Br = 64, Bc = 128 at every d; QK^T and PV on tensor cores (WMMA)",
-    wmma_unsupported, wmma_workspace, wmma_run, NULL,
+    wmma_unsupported, wmma_workspace, wmma_run, NULL, NULL,
 };
 
 extern "C" const rung *const rung_variants[] = {&d_tiled_wmma, NULL};

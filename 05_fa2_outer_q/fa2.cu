@@ -425,13 +425,13 @@ static const char *run_05c(const attn_args *a, cudaStream_t st) { return fa2_lau
 static const rung rung_05b = {
     "05b", "fa2 mma.sync, registers",
     "Q outer; O, m, l in registers; mma.sync + ldmatrix; P re-packed in registers; sync loads",
-    unsupported_05b, fa2_workspace, run_05b, NULL,
+    unsupported_05b, fa2_workspace, run_05b, NULL, NULL,
 };
 
 static const rung rung_05c = {
     "05c", "fa2 + cp.async + swizzle",
     "05b + K/V double-buffered with cp.async + XOR-swizzled shared tiles (the final rung 05)",
-    unsupported_05c, fa2_workspace, run_05c, NULL,
+    unsupported_05c, fa2_workspace, run_05c, NULL, NULL,
 };
 
 /* The steps in lesson order; the last, 05c, the final kernel, is the rung's default. The ladder

@@ -273,5 +273,5 @@ static const char *run_05a(const attn_args *a, cudaStream_t st)
 extern "C" const rung rung_05a = {
     "05a", "fa2 loop order, WMMA",
     "Q outer (grid N/Br x Hq x B), O and {m, l} on chip and written once; still WMMA, S/P/O via shared memory",
-    unsupported_05a, workspace_05a, run_05a, NULL,
+    unsupported_05a, workspace_05a, run_05a, NULL, NULL,
 };

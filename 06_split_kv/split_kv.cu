@@ -157,7 +157,7 @@ static const rung rung_06a = {
     "06a", "split-KV + combine kernel",
     "decode: GQA rows packed per KV head; KV split across CTAs by a planner; partials merged by LSE "
     "in a second kernel",
-    sk_unsupported, sk_workspace, sk_run<sk_split_then_combine>, sk_describe<merge_06a>,
+    sk_unsupported, sk_workspace, sk_run<sk_split_then_combine>, sk_describe<merge_06a>, NULL,
 };
 
 /* ---- 06b: the fused merge (fused_merge.cuh) ---- */
@@ -188,7 +188,7 @@ static const rung rung_06b = {
     "06b", "split-KV + fused merge",
     "06a + a sequence split into <= 4 partials is merged by the CTA that writes its last partial "
     "(no second kernel); more partials: the combine kernel",
-    sk_unsupported, sk_workspace, sk_run<sk_fused_or_combine>, sk_describe<merge_06b>,
+    sk_unsupported, sk_workspace, sk_run<sk_fused_or_combine>, sk_describe<merge_06b>, NULL,
 };
 
 /* ---- 06c: the cluster merge (cluster_merge.cuh) ---- */
@@ -265,7 +265,7 @@ static const rung rung_06c = {
     "06c", "split-KV + cluster merge",
     "06b + on sm_90, when every request has the same 2..8 CTAs and all fit at once, a request's CTAs "
     "form a thread-block cluster and merge through distributed shared memory (rung 06)",
-    sk_unsupported, sk_workspace, sk_run<sk_cluster_or_fused>, sk_describe<merge_06c>,
+    sk_unsupported, sk_workspace, sk_run<sk_cluster_or_fused>, sk_describe<merge_06c>, NULL,
 };
 
 extern "C" const rung *const rung_variants[] = {&rung_06a, &rung_06b, &rung_06c, NULL};

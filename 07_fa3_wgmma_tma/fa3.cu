@@ -75,6 +75,7 @@
  *       O_STAGES of the V stages (persistent.cuh says which). */
 template <int DK_, bool WIDE = false, int CW_ = 2>
 struct f3_tile {
+    static constexpr bool FP8 = false;                 /* 07g's tiles are fp8.cuh's f8_tile */
     static constexpr int DK = DK_;
     static constexpr int CH = (DK + 63) / 64;
     static constexpr int DV = DK;
@@ -82,7 +83,8 @@ struct f3_tile {
     static constexpr int CW = CW_;
     static constexpr int BR = 64 * CW;
     static constexpr int REGS = CW == 3 ? 160 : 240;   /* per consumer thread after setmaxnreg (07b on) */
-    static constexpr uint32_t q_bytes = BR * CH * 128, kv_bytes = BC * CH * 128;
+    static constexpr uint32_t q_bytes = BR * CH * 128, kv_bytes = BC * CH * 128, o_bytes = q_bytes;
+    static constexpr int ROWB = 128, PK = BC / 16;     /* bytes a row of a chunk; k steps of P V */
     static constexpr int FIT = (int)((F3_SMEM_MAX - 2048 - q_bytes) / (2 * kv_bytes));
     static constexpr int STAGES = CW == 3 && DK == 96 ? 2 : FIT < 3 ? FIT : 3;
     static constexpr bool TURNS = DK <= 128;
@@ -139,35 +141,58 @@ struct f3_smem {
     __device__ __forceinline__ __half *v(int s) const { return k(T::STAGES + s); }
     __device__ __forceinline__ uint64_t *bar() const
     {
-        return reinterpret_cast<uint64_t *>(base + T::q_bytes + 2 * T::STAGES * T::kv_bytes + (T::O_SEP ? T::q_bytes : 0));
+        return reinterpret_cast<uint64_t *>(base + T::q_bytes + 2 * T::STAGES * T::kv_bytes + (T::O_SEP ? T::o_bytes : 0));
     }
     __device__ __forceinline__ int *slot() const { return reinterpret_cast<int *>(bar() + F3_RING + 4 * T::STAGES); }
 };
 
-/* The copies of a block's Q tile, and of K or V tile j into stage s, each box of 64 columns; the
- * f3_load_* forms also announce the bytes on the barrier. */
+/* The FP8 step's forms of the pieces below (fp8.cuh), taken where T::FP8. */
+template <bool FP8> struct f3_rows_fp8 {};
+template <class T> struct f3_rows;
+template <class T> struct f3_cons;
+template <class T>
+static __device__ __forceinline__ void f8_copy_q(const f3_smem<T> &sm, const CUtensorMap *tq, uint64_t *bar, int m0, int bh);
+template <class T, bool V>
+static __device__ __forceinline__ void f8_copy_kv(void *dst, const CUtensorMap *map, uint64_t *bar, int j, int kvp);
+template <class T>
+static __device__ __forceinline__ void f8_issue_s(float (&s)[T::BC / 2], uint32_t q_wg, uint32_t k_base);
+template <class T>
+static __device__ __forceinline__ void f8_issue_pv(f3_rows<T> &r, const uint32_t (&pa)[T::PK][4], uint32_t v_base);
+template <class T>
+static __device__ __forceinline__ void f8_pack(const float (&s)[T::BC / 2], uint32_t (&pa)[T::PK][4]);
+template <class T>
+static __device__ __forceinline__ void f8_factors(const f3_rows<T> &r, const f3_params &p, float &sl2, float &lr, float &ir);
+template <class T>
+static __device__ __forceinline__ void f8_tile_begin(f3_rows<T> &r, const f3_cons<T> &c, const f3_params &p, int j);
+template <class T>
+static __device__ __forceinline__ float f8_o_scale(const f3_rows<T> &r);
+
+/* The copies of a block's Q tile, and of K or V (V: V's tile) tile j into stage s, each box of 64
+ * columns; the f3_load_* forms also announce the bytes on the barrier. */
 template <class T>
 static __device__ __forceinline__ void f3_load_q(const f3_smem<T> &sm, const CUtensorMap *tq, uint64_t *bar, int m0, int bh)
 {
     mbar_arrive_expect_tx(bar, T::q_bytes);
-    for (int ch = 0; ch < T::CH; ch++) tma_load_3d(sm.q() + ch * T::BR * 64, tq, bar, ch * 64, m0, bh);
+    if constexpr (T::FP8) f8_copy_q<T>(sm, tq, bar, m0, bh);
+    else for (int ch = 0; ch < T::CH; ch++) tma_load_3d(sm.q() + ch * T::BR * 64, tq, bar, ch * 64, m0, bh);
 }
-template <class T>
+template <class T, bool V = false>
 static __device__ __forceinline__ void f3_copy_kv(__half *dst, const CUtensorMap *map, uint64_t *bar, int j, int kvp)
 {
-    for (int ch = 0; ch < T::CH; ch++) tma_load_3d(dst + ch * T::BC * 64, map, bar, ch * 64, j * T::BC, kvp);
+    if constexpr (T::FP8) f8_copy_kv<T, V>(dst, map, bar, j, kvp);
+    else for (int ch = 0; ch < T::CH; ch++) tma_load_3d(dst + ch * T::BC * 64, map, bar, ch * 64, j * T::BC, kvp);
 }
-template <class T>
+template <class T, bool V = false>
 static __device__ __forceinline__ void f3_load_kv(__half *dst, const CUtensorMap *map, uint64_t *bar, int j, int kvp)
 {
     mbar_arrive_expect_tx(bar, T::kv_bytes);
-    f3_copy_kv<T>(dst, map, bar, j, kvp);
+    f3_copy_kv<T, V>(dst, map, bar, j, kvp);
 }
 
 /* A warpgroup's 64 rows: O (float32), and per row (row0, row0 + 8) m and l, in registers. O's
  * element 4b + {0, 1} (+ {2, 3}: row0 + 8) is column 8b + 2c + {0, 1}, c = lane % 4. */
 template <class T>
-struct f3_rows {
+struct f3_rows : f3_rows_fp8<T::FP8> {   /* 07g: the scales of the work tile and K/V tile (fp8.cuh); else empty */
     float o[T::DV / 2], m[2], l[2];
 };
 
@@ -181,21 +206,29 @@ struct f3_rows {
 template <class T, bool BF16>
 static __device__ __forceinline__ void f3_issue_s(float (&s)[T::BC / 2], uint32_t q_wg, uint32_t k_base)
 {
+    if constexpr (T::FP8) {
+        f8_issue_s<T>(s, q_wg, k_base);
+    } else {
 #pragma unroll
-    for (int kk = 0; kk < T::DK / 16; kk++) {
-        const uint32_t off = (kk % 4) * 32;            /* 16 columns = 32 bytes into the chunk */
-        const uint64_t da = wgmma_desc(q_wg + (kk / 4) * T::BR * 128 + off, 16, 1024);
-        const uint64_t db = wgmma_desc(k_base + (kk / 4) * T::BC * 128 + off, 16, 1024);
-        wgmma_ss<T::BC, BF16>(s, da, db, kk > 0);
+        for (int kk = 0; kk < T::DK / 16; kk++) {
+            const uint32_t off = (kk % 4) * 32;        /* 16 columns = 32 bytes into the chunk */
+            const uint64_t da = wgmma_desc(q_wg + (kk / 4) * T::BR * 128 + off, 16, 1024);
+            const uint64_t db = wgmma_desc(k_base + (kk / 4) * T::BC * 128 + off, 16, 1024);
+            wgmma_ss<T::BC, BF16>(s, da, db, kk > 0);
+        }
     }
 }
 
 template <class T, bool BF16>
-static __device__ __forceinline__ void f3_issue_pv(f3_rows<T> &r, const uint32_t (&pa)[T::BC / 16][4], uint32_t v_base)
+static __device__ __forceinline__ void f3_issue_pv(f3_rows<T> &r, const uint32_t (&pa)[T::PK][4], uint32_t v_base)
 {
+    if constexpr (T::FP8) {
+        f8_issue_pv<T>(r, pa, v_base);
+    } else {
 #pragma unroll
-    for (int kb = 0; kb < T::BC / 16; kb++)
-        wgmma_rs<T::DV, BF16>(r.o, pa[kb], wgmma_desc(v_base + kb * 2048, T::BC * 128, 1024), 1);
+        for (int kb = 0; kb < T::PK; kb++)
+            wgmma_rs<T::DV, BF16>(r.o, pa[kb], wgmma_desc(v_base + kb * 2048, T::BC * 128, 1024), 1);
+    }
 }
 
 template <class T>
@@ -233,6 +266,8 @@ static __device__ __forceinline__ bool f3_softmax(f3_rows<T> &r, float (&s)[T::B
         for (int i = 0; i < SN; i++)              /* the element's column offset is a constant */
             if ((i / 4) * 8 + (i & 1) >= lim[(i / 2) & 1]) s[i] = -INFINITY;
     }
+    float sl2 = p.scale_log2, lr = 0.0f, ir = 1.0f;   /* 07g: S descaled; P times r_j, l by 1 / r_j (fp8.cuh) */
+    if constexpr (T::FP8) f8_factors<T>(r, p, sl2, lr, ir);
     float m_new[2];
 #pragma unroll
     for (int hi = 0; hi < 2; hi++) {
@@ -241,7 +276,7 @@ static __device__ __forceinline__ bool f3_softmax(f3_rows<T> &r, float (&s)[T::B
         for (int i = 0; i < SN; i += 4) mx = fmaxf(mx, fmaxf(s[i + 2 * hi], s[i + 2 * hi + 1]));
         mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 1));
         mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 2));
-        m_new[hi] = fmaxf(r.m[hi], mx * p.scale_log2);
+        m_new[hi] = fmaxf(r.m[hi], mx * sl2);
     }
     const bool keep = SOFT != F3_SOFT_FA3 && f3_lazy_keep(r.m, m_new);   /* the old maxima stay */
 #pragma unroll
@@ -250,16 +285,18 @@ static __device__ __forceinline__ bool f3_softmax(f3_rows<T> &r, float (&s)[T::B
             alpha[hi] = online_alpha(r.m[hi], online_offset(m_new[hi]));
             r.m[hi] = m_new[hi];
         }
-        const float m_use = online_offset(r.m[hi]);
+        float m_use = online_offset(r.m[hi]);
+        if constexpr (T::FP8) m_use -= lr;
         float sum = 0.0f;
 #pragma unroll
         for (int i = 0; i < SN; i += 4)
 #pragma unroll
             for (int e = 0; e < 2; e++) {
-                const float pe = online_p(s[i + 2 * hi + e], p.scale_log2, m_use);
+                const float pe = online_p(s[i + 2 * hi + e], sl2, m_use);
                 s[i + 2 * hi + e] = pe;
                 sum += pe;
             }
+        if constexpr (T::FP8) sum *= ir;
         r.l[hi] = keep ? r.l[hi] + sum : r.l[hi] * alpha[hi] + sum;
     }
     if (!DEFER && !keep) f3_rescale(r, alpha);
@@ -267,14 +304,18 @@ static __device__ __forceinline__ bool f3_softmax(f3_rows<T> &r, float (&s)[T::B
 }
 
 template <class T, bool BF16>
-static __device__ __forceinline__ void f3_pack(const float (&s)[T::BC / 2], uint32_t (&pa)[T::BC / 16][4])
+static __device__ __forceinline__ void f3_pack(const float (&s)[T::BC / 2], uint32_t (&pa)[T::PK][4])
 {
+    if constexpr (T::FP8) {
+        f8_pack<T>(s, pa);
+    } else {
 #pragma unroll
-    for (int kb = 0; kb < T::BC / 16; kb++) {     /* two n8 blocks of S = one k16 step of A */
-        pa[kb][0] = pack2<BF16>(s[8 * kb + 0], s[8 * kb + 1]);
-        pa[kb][1] = pack2<BF16>(s[8 * kb + 2], s[8 * kb + 3]);
-        pa[kb][2] = pack2<BF16>(s[8 * kb + 4], s[8 * kb + 5]);
-        pa[kb][3] = pack2<BF16>(s[8 * kb + 6], s[8 * kb + 7]);
+        for (int kb = 0; kb < T::PK; kb++) {      /* two n8 blocks of S = one k16 step of A */
+            pa[kb][0] = pack2<BF16>(s[8 * kb + 0], s[8 * kb + 1]);
+            pa[kb][1] = pack2<BF16>(s[8 * kb + 2], s[8 * kb + 3]);
+            pa[kb][2] = pack2<BF16>(s[8 * kb + 4], s[8 * kb + 5]);
+            pa[kb][3] = pack2<BF16>(s[8 * kb + 6], s[8 * kb + 7]);
+        }
     }
 }
 
@@ -297,7 +338,7 @@ static __device__ __forceinline__ void f3_product_s(float (&s)[T::BC / 2], uint3
 
 /* O += P V of one tile, issued and waited for. */
 template <class T, bool BF16>
-static __device__ __forceinline__ void f3_product_pv(f3_rows<T> &r, const uint32_t (&pa)[T::BC / 16][4], uint32_t v_base)
+static __device__ __forceinline__ void f3_product_pv(f3_rows<T> &r, const uint32_t (&pa)[T::PK][4], uint32_t v_base)
 {
     f3_fence_o(r);
     wgmma_fence();
@@ -305,6 +346,14 @@ static __device__ __forceinline__ void f3_product_pv(f3_rows<T> &r, const uint32
     wgmma_commit();
     wgmma_wait<0>();
     f3_fence_o(r);
+}
+
+/* What O / l is multiplied by on its way out: 1, but 07g's V descale (fp8.cuh). */
+template <class T>
+static __device__ __forceinline__ float f3_o_scale(const f3_rows<T> &r)
+{
+    if constexpr (T::FP8) return f8_o_scale<T>(r);
+    else return 1.0f;
 }
 
 /* A row's LSE (natural log) from its m (log2 units, scale included) and l; -inf where it saw no key. */
@@ -383,7 +432,7 @@ fa3_kernel(const __grid_constant__ CUtensorMap tq, const __grid_constant__ CUten
     const int row0 = m0 + wg * 64 + w * 16 + g;                          /* this thread's rows: row0, row0 + 8 */
     const uint32_t q_wg = smem_addr(sm.q()) + wg * 64 * 128;              /* its warpgroup's 64 rows */
     float s[T::BC / 2], alpha[2];
-    uint32_t pa[T::BC / 16][4];
+    uint32_t pa[T::PK][4];
     mbar_wait(&bar[F3_QFULL], 0);
     for (int j = 0; j < n_tiles; j++) {
         const int st = j % STAGES;
@@ -402,13 +451,7 @@ fa3_kernel(const __grid_constant__ CUtensorMap tq, const __grid_constant__ CUten
     f3_store<T, BF16>(r, row0, bh, p);
 }
 
-#include "warp_specialized.cuh"        /* 07b's skeleton and loop; 07c-07e: their loops and schedule */
-#include "ping_pong.cuh"
-#include "intra_overlap.cuh"
-#include "persistent.cuh"
-#include "lazy_rescale.cuh"
-
-/* ---- host ---------------------------------------------------------------------------------- */
+/* ---- host: the variants (fp8.cuh, included below, adds 07g's host code) --------------------- */
 
 typedef void (*f3_kernel_fn)(const CUtensorMap, const CUtensorMap, const CUtensorMap, const CUtensorMap, f3_params);
 
@@ -418,7 +461,18 @@ typedef struct f3_variant {
     int br, bc, threads, dk;
 } f3_variant;
 
-enum { F3_07A, F3_07B, F3_07C, F3_07D, F3_07E, F3_07F };
+enum { F3_07A, F3_07B, F3_07C, F3_07D, F3_07E, F3_07F, F3_07G };
+
+static const char *f3_launch(const attn_args *a, cudaStream_t st, const f3_variant &v, int var, const CUtensorMap *m);
+
+#include "warp_specialized.cuh"        /* 07b's skeleton and loop; 07c-07e: their loops and schedule */
+#include "ping_pong.cuh"
+#include "intra_overlap.cuh"
+#include "persistent.cuh"
+#include "lazy_rescale.cuh"
+#include "fp8.cuh"                     /* 07g: the FP8 forms of the pieces, the quantize kernels */
+
+/* ---- host ---------------------------------------------------------------------------------- */
 
 /* The kernel of a variant for a tile and storage type. */
 template <class T, bool BF16>
@@ -519,7 +573,7 @@ static int f3_section(const attn_shape *s)
 static struct {
     const void *q, *k, *v, *o;
     int B, Hq, Hkv, N, M, d, dtype, br, bc, valid;
-    CUtensorMap tq, tk, tv, to;
+    CUtensorMap m[4];                            /* Q, K, V, O */
 } maps;
 
 static const char *f3_run(const attn_args *a, cudaStream_t st, int var)
@@ -531,10 +585,10 @@ static const char *f3_run(const attn_args *a, cudaStream_t st, int var)
         maps.Hq != s->Hq || maps.Hkv != s->Hkv || maps.N != s->N || maps.M != s->M || maps.d != s->d ||
         maps.dtype != (int)s->dtype || maps.br != v.br || maps.bc != v.bc) {
         const char *err;
-        if ((err = tensor_map_3d(&maps.tq, a->q, s->dtype, s->d, s->N, s->B * s->Hq, v.br)) ||
-            (err = tensor_map_3d(&maps.tk, a->k, s->dtype, s->d, s->M, s->B * s->Hkv, v.bc)) ||
-            (err = tensor_map_3d(&maps.tv, a->v, s->dtype, s->d, s->M, s->B * s->Hkv, v.bc)) ||
-            (err = tensor_map_3d(&maps.to, a->o, s->dtype, s->d, s->N, s->B * s->Hq, v.br))) {
+        if ((err = tensor_map_3d(&maps.m[0], a->q, s->dtype, s->d, s->N, s->B * s->Hq, v.br)) ||
+            (err = tensor_map_3d(&maps.m[1], a->k, s->dtype, s->d, s->M, s->B * s->Hkv, v.bc)) ||
+            (err = tensor_map_3d(&maps.m[2], a->v, s->dtype, s->d, s->M, s->B * s->Hkv, v.bc)) ||
+            (err = tensor_map_3d(&maps.m[3], a->o, s->dtype, s->d, s->N, s->B * s->Hq, v.br))) {
             maps.valid = 0;
             return err;
         }
@@ -543,6 +597,14 @@ static const char *f3_run(const attn_args *a, cudaStream_t st, int var)
         maps.dtype = s->dtype; maps.br = v.br; maps.bc = v.bc;
         maps.valid = 1;
     }
+    return f3_launch(a, st, v, var, maps.m);
+}
+
+/* The launch of a variant's kernel on the tensor maps m (Q, K, V, O): 07a-07d one block per work
+ * tile, 07e-07g one per SM (and 07e's counters zeroed once for a workspace). */
+static const char *f3_launch(const attn_args *a, cudaStream_t st, const f3_variant &v, int var, const CUtensorMap *m)
+{
+    const attn_shape *s = &a->shape;
     RUNG_CUDA(cudaFuncSetAttribute(v.kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)v.smem));
     const int n_mblocks = (s->N + v.br - 1) / v.br, n_bh = s->B * s->Hq;
     const f3_params p = {a->o, a->lse, s->Hq, s->Hkv, s->N, s->M, s->causal, s->d, s->scale * LOG2E,
@@ -556,7 +618,7 @@ static const char *f3_run(const attn_args *a, cudaStream_t st, int var)
         }
         grid = dim3(p.tiles < a->env.sm_count ? p.tiles : a->env.sm_count);
     }
-    v.kernel<<<grid, v.threads, v.smem, st>>>(maps.tq, maps.tk, maps.tv, maps.to, p);
+    v.kernel<<<grid, v.threads, v.smem, st>>>(m[0], m[1], m[2], m[3], p);
     RUNG_LAUNCHED(fa3_kernel);
     return NULL;
 }
@@ -581,43 +643,53 @@ static const rung rung_07a = {
     "07a", "fa3: TMA + wgmma",
     "Hopper: K/V tiles by TMA on mbarriers, S = Q K^T and O += P V on wgmma (P from registers); "
     "two warpgroups, no overlap of the products yet",
-    f3_unsupported, f3_workspace, run_07a, f3_describe,
+    f3_unsupported, f3_workspace, run_07a, f3_describe, NULL,
 };
 
 static const rung rung_07b = {
     "07b", "fa3: warp-specialized",
     "07a + a producer warpgroup issues the TMA copies into rings of full/empty mbarriers (K and V "
     "apart); two consumer warpgroups compute; setmaxnreg gives the registers to the consumers",
-    f3_unsupported, f3_workspace, run_07b, f3_describe,
+    f3_unsupported, f3_workspace, run_07b, f3_describe, NULL,
 };
 
 static const rung rung_07c = {
     "07c", "fa3: ping-pong",
     "07b + the two consumer warpgroups take turns on the tensor cores (named barriers): one's "
     "softmax runs under the other's P V and Q K^T",
-    f3_unsupported, f3_workspace, run_07c, f3_describe,
+    f3_unsupported, f3_workspace, run_07c, f3_describe, NULL,
 };
 
 static const rung rung_07d = {
     "07d", "fa3: ping-pong + intra-warpgroup overlap",
     "07c + inside each consumer, the softmax of tile j runs while the tensor cores do P V of tile "
     "j - 1 (FlashAttention-3's kernel); P made and O rescaled once that product is done",
-    f3_unsupported, f3_workspace, run_07d, f3_describe,
+    f3_unsupported, f3_workspace, run_07d, f3_describe, NULL,
 };
 
 static const rung rung_07e = {
     "07e", "fa3: persistent",
     "07d + one block per SM walks the work tiles (longest first when causal, heads in L2-sized "
     "sections); Q and K of the next tile load under this one; O leaves through shared memory by TMA",
-    f3_unsupported, f3_workspace_07e, run_07e, f3_describe,
+    f3_unsupported, f3_workspace_07e, run_07e, f3_describe, NULL,
 };
 
 static const rung rung_07f = {
     "07f", "fa3: lazy rescale",
     "07e + O is rescaled only when a row's max has grown by more than 2^8 since the max its "
     "exponentials use (FlashAttention-4): the decision per warp, so it does not diverge",
-    f3_unsupported, f3_workspace_07e, run_07f, f3_describe,
+    f3_unsupported, f3_workspace_07e, run_07f, f3_describe, NULL,
+};
+
+static const rung rung_07g = {
+    "07g", "fa3: FP8",
+    "07f + Q, K, V in float8 e4m3 on FP8 wgmma (k32), quantized by the step: a scale per block of "
+    "rows, Q and K through a random Hadamard map; P's bytes and V's keys in one permuted order",
+    f8_unsupported, f8_workspace, f8_run, f8_describe, f8_prepare,
 };
 
 extern "C" const rung *const rung_variants[] = {&rung_07a, &rung_07b, &rung_07c, &rung_07d, &rung_07e,
                                                  &rung_07f, NULL};
+
+/* The FP8 step (attn.h): listed after 07f, the rung's own for --dtype e4m3; 07f stays rung 07's own. */
+extern "C" const rung *const rung_fp8_variants[] = {&rung_07g, NULL};

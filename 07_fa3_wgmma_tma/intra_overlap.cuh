@@ -23,14 +23,22 @@
  *
  * Compiled into fa3.cu's translation unit (it uses that file's pieces of a tile step). */
 
+/* 07g: tile j's scales, asked for once its K is there (fp8.cuh); nothing for the 16-bit steps. */
+template <class T>
+static __device__ __forceinline__ void f3_tile_begin(f3_rows<T> &r, const f3_cons<T> &c, const f3_params &p, int j)
+{
+    if constexpr (T::FP8) f8_tile_begin<T>(r, c, p, j);
+}
+
 template <class T, bool BF16, int SOFT>
 static __device__ __forceinline__ void f3_loop_ov(f3_rows<T> &r, const f3_cons<T> &c, const f3_params &p)
 {
     constexpr bool TURNS = T::TURNS, EARLY = !TURNS;   /* EARLY: O rescaled between the two issues */
     float s[T::BC / 2], alpha[2];
-    uint32_t pa[T::BC / 16][4];
+    uint32_t pa[T::PK][4];
     uint32_t i = c.it0;
     f3_wait<T>(c.ring.full_k, i);
+    f3_tile_begin<T>(r, c, p, 0);
     f3_product_s<T, BF16>(s, c.q, f3_k_addr(c, i));
     f3_release<T>(c.ring.empty_k, i);
     if (c.n == 1) f3_q_done(c);
@@ -39,6 +47,7 @@ static __device__ __forceinline__ void f3_loop_ov(f3_rows<T> &r, const f3_cons<T
     for (int j = 1; j < c.n; j++) {
         i = c.it0 + j;
         f3_wait<T>(c.ring.full_k, i);
+        f3_tile_begin<T>(r, c, p, j);
         if (TURNS) pp_wait_turn<T::CW>(c.cw);
         wgmma_fence();
         f3_issue_s<T, BF16>(s, c.q, f3_k_addr(c, i));

@@ -124,7 +124,7 @@ static __device__ __forceinline__ void f3_epilogue(const f3_rows<T> &r, const f3
         float l = r.l[hi];
         l += __shfl_xor_sync(0xffffffffu, l, 1);
         l += __shfl_xor_sync(0xffffffffu, l, 2);
-        const float inv = r.m[hi] != -INFINITY ? 1.0f / l : 0.0f;
+        const float inv = r.m[hi] != -INFINITY ? f3_o_scale(r) / l : 0.0f;   /* 07g: O's descale too */
         const int row = c.row0 - c.m0 + hi * 8;                         /* in the tile; row % 8 = lane / 4 */
         unsigned char *orow = o + row * 128 + cq * 4;
 #pragma unroll

@@ -35,7 +35,7 @@ static __device__ __forceinline__ void pp_pass_turn(int cw)
  * issued back to back in the consumer's turn and committed as one group, then waited for. */
 template <class T, bool BF16, bool PV, bool S>
 static __device__ __forceinline__ void pp_section(f3_rows<T> &r, float (&s)[T::BC / 2],
-                                                  const uint32_t (&pa)[T::BC / 16][4], const f3_cons<T> &c,
+                                                  const uint32_t (&pa)[T::PK][4], const f3_cons<T> &c,
                                                   uint32_t i, bool pass)
 {
     if (S) f3_wait<T>(c.ring.full_k, i);
@@ -58,7 +58,7 @@ template <class T, bool BF16>
 static __device__ __forceinline__ void f3_loop_pp(f3_rows<T> &r, const f3_cons<T> &c, const f3_params &p)
 {
     float s[T::BC / 2], alpha[2];
-    uint32_t pa[T::BC / 16][4];
+    uint32_t pa[T::PK][4];
     if (c.cw == T::CW - 1) pp_pass_turn<T::CW>(c.cw);   /* the first consumer (cw = 0) goes first */
     pp_section<T, BF16, false, true>(r, s, pa, c, c.it0, true);
     for (int j = 1; j < c.n; j++) {

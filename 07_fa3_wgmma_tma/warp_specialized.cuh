@@ -98,7 +98,7 @@ template <class T, bool BF16>
 static __device__ __forceinline__ void f3_loop_ws(f3_rows<T> &r, const f3_cons<T> &c, const f3_params &p)
 {
     float s[T::BC / 2], alpha[2];
-    uint32_t pa[T::BC / 16][4];
+    uint32_t pa[T::PK][4];
     for (int j = 0; j < c.n; j++) {
         const uint32_t i = c.it0 + j;
         f3_wait<T>(c.ring.full_k, i);
@@ -195,7 +195,7 @@ static __device__ __forceinline__ void f3_produce(const f3_smem<T> &sm, const CU
                 const uint32_t i = it + j - 1;
                 if (PERSIST) f3_store_before<T>(sm, to, o, i % S);
                 if (i >= S) mbar_wait(&ring.empty_v[i % S], (i / S - 1) & 1);
-                if (lead) f3_load_kv<T>(sm.v(i % S), tv, &ring.full_v[i % S], j - 1, w.kvp);
+                if (lead) f3_load_kv<T, true>(sm.v(i % S), tv, &ring.full_v[i % S], j - 1, w.kvp);
             }
         }
         it += w.n;
@@ -220,7 +220,7 @@ static __device__ __forceinline__ void f3_consume(const f3_smem<T> &sm, const f3
 {
     uint64_t *bar = sm.bar();
     const int w = (threadIdx.x / 32) % 4, g = (threadIdx.x % 32) / 4;
-    f3_cons<T> c = {sm, f3_ring<T>(bar), smem_addr(sm.q()) + cw * 64 * 128, 0, 0, 0, 0, cw, 0};
+    f3_cons<T> c = {sm, f3_ring<T>(bar), smem_addr(sm.q()) + cw * 64 * T::ROWB, 0, 0, 0, 0, cw, 0};
     constexpr bool turns = LOOP == F3_LOOP_OV && T::TURNS;
     if (turns && cw == T::CW - 1) pp_pass_turn<T::CW>(cw);   /* 07d: the first consumer (cw = 0) takes the first turn */
     for (int k = 0;; k++) {

@@ -361,7 +361,7 @@ static const char *run_08a(const attn_args *a, cudaStream_t st)
 static const rung rung_08a = {
     "08a", "fa2 backward, dQ atomics",
     "the backward pass: KV outer, P recomputed from the LSE, dK dV in registers, dQ by float32 atomics",
-    unsupported_08a, workspace_08a, run_08a, NULL,
+    unsupported_08a, workspace_08a, run_08a, NULL, NULL,
 };
 
 extern "C" const rung *const rung_variants[] = {&rung_08a, &rung_08b, NULL};

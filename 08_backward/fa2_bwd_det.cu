@@ -194,5 +194,5 @@ static const char *run_08b(const attn_args *a, cudaStream_t st)
 extern "C" const rung rung_08b = {
     "08b", "fa2 backward, deterministic",
     "dQ without atomics: a second kernel walks the key tiles per query tile, S and dP recomputed",
-    unsupported_08b, workspace_08b, run_08b, NULL,
+    unsupported_08b, workspace_08b, run_08b, NULL, NULL,
 };

@@ -31,7 +31,11 @@
 extern "C" {
 #endif
 
-typedef enum { ATTN_F16 = 0, ATTN_BF16 = 1 } attn_dtype;
+/* ATTN_E4M3 (--dtype e4m3): float8 e4m3 compute, for the steps built for it (rung.e4m3 below; rung
+ * 07's FP8 step). Everything the driver holds stays float16 as with ATTN_F16 -- the inputs it makes
+ * or loads, O, the float64 reference, which therefore compares against the user's 16-bit Q, K, V --
+ * and the step quantizes Q, K and V to e4m3 itself, in its workspace. */
+typedef enum { ATTN_F16 = 0, ATTN_BF16 = 1, ATTN_E4M3 = 2 } attn_dtype;
 
 typedef struct attn_shape {
     int B, Hq, Hkv, N, M, d;
@@ -52,6 +56,8 @@ typedef struct attn_env {
     const char *planner;           /* rung 06: split planner name, NULL for its default */
     int kv_block;                  /* rung 06: keys per KV block (the split planner's unit), 0 for
                                       its default; the driver allows multiples of 64 in 64..1024 */
+    int fp8_per_tensor;            /* --fp8-scale tensor: one e4m3 scale per tensor, not per block */
+    int fp8_no_hadamard;           /* --fp8-hadamard off: Q and K quantized without the Hadamard map */
 } attn_env;
 
 /* The backward pass (rung 08): what a backward rung reads and writes besides attn_args' q, k, v and
@@ -100,7 +106,35 @@ typedef struct rung {
     /* optional (may be NULL): key=value;... facts about how the shape was run (e.g. rung 06's
      * plan), appended to the report's extra field */
     void (*describe)(const attn_shape *s, const attn_env *env, char *buf, size_t len);
+    /* optional (may be NULL): kernels that turn the user's inputs into the form the attention
+     * kernel reads (07g: the quantize kernels, float16 -> e4m3 and scales, into the workspace),
+     * run on `stream` before every run(), which then launches the attention kernel alone. The
+     * driver times the two apart and together (report.c: the row's ms is run()'s; the extra field
+     * gives quant_ms, this hook's, and total_ms, both in one timed region); NULL or a message. */
+    const char *(*prepare)(const attn_args *a, cudaStream_t stream);
 } rung;
+
+/* The refusal of a dtype a step does not compute in: e4m3 by a 16-bit step (every step of
+ * rung_variants[]), float16 or bfloat16 by an FP8 step (rung_fp8_variants[]: fp8 = 1). 1 with the
+ * reason in why[], or 0. */
+static inline int attn_refuse_dtype(const rung *r, int fp8, const attn_shape *s, char *why, size_t n)
+{
+    if (s->dtype == ATTN_E4M3 && !fp8)
+        snprintf(why, n, "%s computes in float16 or bfloat16; float8 e4m3 (--dtype e4m3) is taken only by a step "
+                 "built for it (rung 07's 07g)", r->id);
+    else if (s->dtype != ATTN_E4M3 && fp8)
+        snprintf(why, n, "%s is an FP8 step: it takes --dtype e4m3 (float16 inputs, quantized to float8 e4m3 "
+                 "by the step)", r->id);
+    else return 0;
+    return 1;
+}
+
+/* What the driver asks before running a shape: the dtype, then the rung's own unsupported(). */
+static inline int attn_unsupported(const rung *r, int fp8, const attn_shape *s, const attn_env *env, char *why,
+                                   size_t n)
+{
+    return attn_refuse_dtype(r, fp8, s, why, n) || r->unsupported(s, env, why, n);
+}
 
 /* Page sizes of a paged KV cache (--page-size, validated in cli.c): multiples of 16 keys from 16 to
  * 256. A 64-key tile then starts at a multiple of 16 within its page and spans at most 4 pages. */
@@ -120,6 +154,12 @@ static inline int attn_refuse_paged(const attn_shape *s, char *why, size_t n)
 /* Every rung's .cu defines this NULL-terminated list in lesson order (05a, 05b, 05c): the last
  * entry is the rung's own, run when no --variant is given; --list prints them in this order. */
 extern const rung *const rung_variants[];
+
+/* Optional, beside it: the rung's FP8 steps, which compute in float8 e4m3 and run --dtype e4m3 only
+ * (every step of rung_variants[] refuses it: attn_refuse_dtype), in the same form; --list prints them
+ * after rung_variants[]' and the last is the rung's own for --dtype e4m3. Rung 07 has one, 07g; the
+ * driver finds the list through a weak reference, so the other rungs need not mention it. */
+extern const rung *const rung_fp8_variants[];
 
 /* Optional, once per rung binary: what a rung adds to the driver's command line. A rung with a
  * default shape or flags of its own defines `extern "C" const rung_cli rung_cli_own` beside

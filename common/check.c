@@ -13,7 +13,12 @@
 #include "harness.h"
 #include "half.h"
 
-double check_tolerance(attn_dtype t) { return t == ATTN_BF16 ? 1e-2 : 2e-3; }
+double check_tolerance(attn_dtype t)
+{
+    return t == ATTN_E4M3 ? CHECK_E4M3_TOLERANCE : t == ATTN_BF16 ? 1e-2 : 2e-3;
+}
+
+double check_lse_tolerance(attn_dtype t) { return t == ATTN_E4M3 ? CHECK_E4M3_LSE_MAX : LSE_TOLERANCE; }
 
 /* Row index r over [B, Hq, N] -> (b, h, i). */
 static void row_coords(const attn_shape *s, long r, int *b, int *h, int *i)
@@ -108,9 +113,10 @@ void check_output(const attn_shape *s, const uint16_t *q, const uint16_t *k, con
     r->rows_checked = n;
     ref_init();
 
-    double err2 = 0.0, ref2 = 0.0, max_abs = 0.0, lse_err = 0.0;
-    long lse_mismatch = -1;
-    #pragma omp parallel reduction(+:err2, ref2) reduction(max:max_abs, lse_err)
+    double err2 = 0.0, ref2 = 0.0, max_abs = 0.0, lse_err = 0.0, lse2 = 0.0;
+    const double lse_tol = check_lse_tolerance(s->dtype);
+    long lse_mismatch = -1, lse_rows = 0;
+    #pragma omp parallel reduction(+:err2, ref2, lse2, lse_rows) reduction(max:max_abs, lse_err)
     {
         double *out = malloc(sizeof(double) * s->d);
         double *scratch = malloc(sizeof(double) * (size_t)s->M);
@@ -131,7 +137,9 @@ void check_output(const attn_shape *s, const uint16_t *q, const uint16_t *k, con
             if (isfinite(lref)) {
                 double e = fabs(l - lref);
                 if (!(e <= lse_err)) lse_err = isnan(e) ? INFINITY : e;
-                if (!(e <= LSE_TOLERANCE)) {
+                lse2 += isfinite(e) ? e * e : INFINITY;
+                lse_rows++;
+                if (!(e <= lse_tol)) {
                     #pragma omp critical(check_first)
                     if (lse_mismatch < 0 || rows[t] < lse_mismatch) lse_mismatch = rows[t];
                 }
@@ -146,17 +154,24 @@ void check_output(const attn_shape *s, const uint16_t *q, const uint16_t *k, con
     if (isnan(r->rel_err)) r->rel_err = INFINITY;
     r->max_abs_err = max_abs;
     r->lse_err = lse_err;
+    r->lse_rms = lse_rows ? sqrt(lse2 / lse_rows) : 0.0;
+    r->rmse = n > 0 ? sqrt(err2 / ((double)n * s->d)) : 0.0;
+    if (isnan(r->rmse)) r->rmse = INFINITY;
 
     double tol = check_tolerance(s->dtype);
-    r->pass = r->bad_elems == 0 && r->rel_err <= tol && lse_mismatch < 0;
+    const int lse_rms_bad = s->dtype == ATTN_E4M3 && !(r->lse_rms <= CHECK_E4M3_LSE_RMS);
+    r->pass = r->bad_elems == 0 && r->rel_err <= tol && lse_mismatch < 0 && !lse_rms_bad;
     if (!r->pass && !r->why[0]) {
         if (r->rel_err > tol)
             snprintf(r->why, sizeof r->why, "rel-L2 error of O %.3g > %.0e", r->rel_err, tol);
+        else if (lse_mismatch < 0)
+            snprintf(r->why, sizeof r->why, "root mean square of the LSE errors %.3g > %.0e", r->lse_rms,
+                     CHECK_E4M3_LSE_RMS);
         else {
             int b, h, i;
             row_coords(s, lse_mismatch, &b, &h, &i);
             snprintf(r->why, sizeof r->why, "LSE[%d,%d,%d] off by more than %.0e (max %.3g)",
-                     b, h, i, LSE_TOLERANCE, lse_err);
+                     b, h, i, lse_tol, lse_err);
         }
     }
 }

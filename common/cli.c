@@ -172,13 +172,14 @@ void cli_usage(const cli_opts *o, const char *prog, char *out, size_t n)
     PUT("shape:    --b B --hq HQ --hkv HKV --h H (sets both) --n N --m M --d D --causal\n"
         "          default --b %d --hq %d --hkv %d --n %d --m %d --d %d, not causal; --n alone %s\n",
         s->B, s->Hq, s->Hkv, s->N, s->M, s->d, self_attention_default(o) ? "sets --m too" : "keeps --m");
-    PUT("          --dtype f16|bf16 (default f16) --scale S (default 1/sqrt(d))\n"
+    PUT("          --dtype f16|bf16|e4m3 (default f16) --scale S (default 1/sqrt(d))\n"
         "          --seqlens L1,L2,.. (one KV length per request, each <= M) or --seqlen-dist equal|uniform|longtail\n"
         "          --page-size P (a paged KV cache: pages of P keys, a multiple of 16 from 16 to 256, in a\n"
         "          random order behind a block table; default 0: contiguous; rungs other than 06 refuse it)\n");
     PUT("example:  %s\n", own && own->example ? own->example : EXAMPLE_SHAPE);
-    PUT("inputs:   --seed S (default %llu) --inputs normal|outlier (default normal; outlier: scores in the\n"
-        "          hundreds, which break an unsafe softmax)\n"
+    PUT("inputs:   --seed S (default %llu) --inputs normal|outlier|sparse-outlier (default normal; outlier:\n"
+        "          scores in the hundreds, which break an unsafe softmax; sparse-outlier: 0.1%% of the entries\n"
+        "          of Q, K and V from N(0, 10^2), FlashAttention-3's FP8 accuracy test)\n"
         "          --load DIR: q.npy, k.npy, v.npy as numpy saves them (np.save): float16 or float32, C order,\n"
         "          4-D, q [B, Hq, N, d], k and v [B, Hkv, M, d]; the files give the shape, so no shape flags\n"
         "          and no --seqlens with it\n", (unsigned long long)o->seed);
@@ -186,6 +187,10 @@ void cli_usage(const cli_opts *o, const char *prog, char *out, size_t n)
         "          --warmups W (default %d) --runs R (default: at least 20) --no-check\n"
         "          --check-budget MACS (default %.0e: larger shapes check a sample of rows)\n"
         "          --no-time (tests: check, and check a second launch gives the same bits; no timing)\n"
+        "          --dtype e4m3: float16 inputs and O, computed in float8 e4m3 by an FP8 step (rung 07's\n"
+        "          07g), which quantizes Q, K, V itself; with it --fp8-scale block|tensor (one scale per\n"
+        "          block of rows, or per tensor) and --fp8-hadamard on|off (Q and K through a random\n"
+        "          Hadamard map or not; default block, on)\n"
         "          --profile (as --no-time, the second launch alone between cudaProfilerStart and\n"
         "          cudaProfilerStop: for ncu --profile-from-start off, as make profile runs it)\n"
         "          --flush write|write+read (the L2 flush before every timed launch; default write+read:\n"
@@ -234,7 +239,7 @@ static int flag_index(const char *list, const char *f)
 int cli_parse(int argc, char **argv, cli_opts *o, char *err, size_t n)
 {
     int nseq = 0, have_n = 0, have_m = 0;
-    const char *first_shape_flag = NULL;
+    const char *first_shape_flag = NULL, *fp8_flag = NULL;
     for (int a = 1; a < argc; a++) {
         const char *f = argv[a];
         const char *v = a + 1 < argc ? argv[a + 1] : NULL;
@@ -259,7 +264,20 @@ int cli_parse(int argc, char **argv, cli_opts *o, char *err, size_t n)
         else if (!strcmp(f, "--dtype")) {
             if (v && !strcmp(v, "f16")) s->dtype = ATTN_F16;
             else if (v && !strcmp(v, "bf16")) s->dtype = ATTN_BF16;
-            else return errf(err, n, "--dtype: expected f16 or bf16, got '%s'", v ? v : "");
+            else if (v && !strcmp(v, "e4m3")) s->dtype = ATTN_E4M3;
+            else return errf(err, n, "--dtype: expected f16, bf16 or e4m3, got '%s'", v ? v : "");
+        }
+        else if (!strcmp(f, "--fp8-scale")) {
+            if (v && !strcmp(v, "block")) o->fp8_per_tensor = 0;
+            else if (v && !strcmp(v, "tensor")) o->fp8_per_tensor = 1;
+            else return errf(err, n, "--fp8-scale: expected block or tensor, got '%s'", v ? v : "");
+            fp8_flag = f;
+        }
+        else if (!strcmp(f, "--fp8-hadamard")) {
+            if (v && !strcmp(v, "on")) o->fp8_no_hadamard = 0;
+            else if (v && !strcmp(v, "off")) o->fp8_no_hadamard = 1;
+            else return errf(err, n, "--fp8-hadamard: expected on or off, got '%s'", v ? v : "");
+            fp8_flag = f;
         }
         else if (!strcmp(f, "--scale")) {
             double x;
@@ -286,7 +304,8 @@ int cli_parse(int argc, char **argv, cli_opts *o, char *err, size_t n)
         else if (!strcmp(f, "--inputs")) {
             if (v && !strcmp(v, "normal")) o->input_mode = INPUT_NORMAL;
             else if (v && !strcmp(v, "outlier")) o->input_mode = INPUT_OUTLIER;
-            else return errf(err, n, "--inputs: expected normal or outlier, got '%s'", v ? v : "");
+            else if (v && !strcmp(v, "sparse-outlier")) o->input_mode = INPUT_SPARSE_OUTLIER;
+            else return errf(err, n, "--inputs: expected normal, outlier or sparse-outlier, got '%s'", v ? v : "");
         }
         else if (!strcmp(f, "--warmups")) { if (parse_int(f, v, 0, 1000, &o->warmups, err, n)) return -1; }
         else if (!strcmp(f, "--runs")) { if (parse_int(f, v, 1, 100000, &o->runs, err, n)) return -1; }
@@ -351,6 +370,10 @@ int cli_parse(int argc, char **argv, cli_opts *o, char *err, size_t n)
         return errf(err, n, "--load: per-request KV lengths (--seqlens, --seqlen-dist) cannot be given with --load");
     if (o->load && o->sweep)
         return errf(err, n, "--load and --sweep: give one or the other (a sweep makes its own inputs)");
+    /* the FP8 step's quantization: with a sweep, for its dtype=e4m3 lines */
+    if (fp8_flag && o->shape.dtype != ATTN_E4M3 && !o->sweep)
+        return errf(err, n, "%s: it sets how --dtype e4m3 quantizes Q, K and V; give --dtype e4m3 (or a --sweep "
+                    "with dtype=e4m3 lines)", fp8_flag);
     /* N alone means self-attention (M = N) where the default shape is self-attention; M alone keeps
      * the default N. (Rung 06's default is a decode step: there --n alone keeps its M keys.) */
     if (have_n && !have_m && self_attention_default(o)) o->shape.M = o->shape.N;
@@ -445,11 +468,13 @@ int sweep_line(const char *line, const cli_opts *base, run_case *c, char *err, s
         if (!strcmp(k, "inputs")) {
             if (!strcmp(v, "normal")) c->input_mode = INPUT_NORMAL;
             else if (!strcmp(v, "outlier")) c->input_mode = INPUT_OUTLIER;
-            else return errf(err, n, "sweep line: inputs=%s; expected normal or outlier", v);
+            else if (!strcmp(v, "sparse-outlier")) c->input_mode = INPUT_SPARSE_OUTLIER;
+            else return errf(err, n, "sweep line: inputs=%s; expected normal, outlier or sparse-outlier", v);
         } else if (!strcmp(k, "dtype")) {
             if (!strcmp(v, "f16")) s->dtype = ATTN_F16;
             else if (!strcmp(v, "bf16")) s->dtype = ATTN_BF16;
-            else return errf(err, n, "sweep line: dtype=%s; expected f16 or bf16", v);
+            else if (!strcmp(v, "e4m3")) s->dtype = ATTN_E4M3;
+            else return errf(err, n, "sweep line: dtype=%s; expected f16, bf16 or e4m3", v);
         } else if (!strcmp(k, "seqlens")) {
             free(c->seqlens);
             c->seqlens = NULL;

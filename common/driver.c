@@ -15,17 +15,26 @@
 #include <string.h>
 #include "driver.h"
 
-/* Variants are listed in lesson order; the last is the rung's own. */
-static const rung *pick_variant(const char *id)
+/* The rung's FP8 steps (attn.h), where its .cu defines them; NULL elsewhere. */
+extern const rung *const rung_fp8_variants[] __attribute__((weak));
+static const rung *const no_variants[] = {NULL};
+#define FP8_VARIANTS (rung_fp8_variants ? rung_fp8_variants : no_variants)
+
+/* Variants are listed in lesson order, the 16-bit ones, then the FP8 steps; the rung's own is the
+ * last 16-bit one, or for --dtype e4m3 the last FP8 step (a rung without one: the last 16-bit one,
+ * which refuses it). *fp8: whether the pick is an FP8 step. */
+static const rung *pick_variant(const char *id, attn_dtype dtype, int *fp8)
 {
-    if (!id) {
-        const rung *last = NULL;
-        for (int i = 0; rung_variants[i]; i++) last = rung_variants[i];
-        return last;
-    }
-    for (int i = 0; rung_variants[i]; i++)
-        if (!strcmp(rung_variants[i]->id, id)) return rung_variants[i];
-    return NULL;
+    const rung *const *lists[2] = {rung_variants, FP8_VARIANTS};
+    const rung *own[2] = {NULL, NULL};
+    for (int l = 0; l < 2; l++)
+        for (int i = 0; lists[l][i]; i++) {
+            own[l] = lists[l][i];
+            if (id && !strcmp(lists[l][i]->id, id)) { *fp8 = l; return lists[l][i]; }
+        }
+    if (id) return NULL;
+    *fp8 = dtype == ATTN_E4M3 && own[1];
+    return own[*fp8];
 }
 
 /* --load DIR: q.npy, k.npy and v.npy give the inputs, and with them the shape; a backward rung (08)
@@ -89,15 +98,18 @@ int main(int argc, char **argv)
         printf("%s\n", D.grad ? "backward" : "forward");
         return EXIT_OK;
     }
+    const rung *const *lists[2] = {rung_variants, FP8_VARIANTS};
     if (D.opt.list) {
-        for (int i = 0; rung_variants[i]; i++)
-            printf("%s\t%s\t%s\n", rung_variants[i]->id, rung_variants[i]->name, rung_variants[i]->summary);
+        for (int l = 0; l < 2; l++)
+            for (int i = 0; lists[l][i]; i++)
+                printf("%s\t%s\t%s\n", lists[l][i]->id, lists[l][i]->name, lists[l][i]->summary);
         return EXIT_OK;
     }
-    D.r = pick_variant(D.opt.variant);
+    D.r = pick_variant(D.opt.variant, D.opt.shape.dtype, &D.r_fp8);
     if (!D.r) {
         fprintf(stderr, "error: --variant %s: this rung has", D.opt.variant);
-        for (int i = 0; rung_variants[i]; i++) fprintf(stderr, " %s", rung_variants[i]->id);
+        for (int l = 0; l < 2; l++)
+            for (int i = 0; lists[l][i]; i++) fprintf(stderr, " %s", lists[l][i]->id);
         fprintf(stderr, "\n");
         return EXIT_USAGE;
     }
@@ -110,6 +122,8 @@ int main(int argc, char **argv)
     if (!D.have_device) nominal_env(&D.env);
     D.env.planner = D.opt.planner;
     D.env.kv_block = D.opt.kv_block;
+    D.env.fp8_per_tensor = D.opt.fp8_per_tensor;
+    D.env.fp8_no_hadamard = D.opt.fp8_no_hadamard;
 
     uint16_t *loaded[4] = {NULL, NULL, NULL, NULL};
     if (D.opt.load && load_inputs(&D, loaded)) return EXIT_USAGE;
@@ -120,7 +134,7 @@ int main(int argc, char **argv)
             if (sweep_check(&D)) return EXIT_USAGE;
         } else if (!D.opt.ceilings) {
             char why[512];
-            if (D.r->unsupported(&D.opt.shape, &D.env, why, sizeof why)) {
+            if (attn_unsupported(D.r, D.r_fp8, &D.opt.shape, &D.env, why, sizeof why)) {
                 printf("unsupported: %s\n", why);
                 return EXIT_UNSUPPORTED;
             }

@@ -17,6 +17,7 @@ typedef struct driver {
     cli_opts opt;
     const rung *r;
     const rung_grad *grad;    /* the binary's rung_grad_own (a backward rung, 08), or NULL */
+    int r_fp8;                /* r is one of the rung's FP8 steps (rung_fp8_variants[], attn.h) */
     device_info dev;
     attn_env env;
     int have_device;

@@ -3,8 +3,8 @@
  * thread copies a box of a tensor into shared memory, completing on an mbarrier, or from shared
  * memory out, in bulk groups it waits for), named barriers, the proxy fence, wgmma (a warpgroup of
  * 4 warps multiplies 64 x N x 16 asynchronously, B -- and A, or A from registers -- read from
- * shared memory through 64-bit descriptors; any N that is a multiple of 16 up to 256) and
- * setmaxnreg.
+ * shared memory through 64-bit descriptors; any N that is a multiple of 16 up to 256; and its FP8
+ * form, 64 x N x 32 in float8 e4m3, both operands K-major, for rung 07's 07g) and setmaxnreg.
  *
  * Shared-memory tiles here are what TMA writes with CU_TENSOR_MAP_SWIZZLE_128B: a tile of R rows
  * of 64 halves (128 bytes) whose 16-byte chunks are permuted by XOR with (row % 8), 1024-byte
@@ -129,11 +129,20 @@ static __device__ __forceinline__ void fence_proxy_async(void)
 
 /* ---- wgmma ------------------------------------------------------------------------------------ */
 
-/* The descriptor of a 128B-swizzled tile at smem address addr (see the top of this file). */
-static __device__ __forceinline__ uint64_t wgmma_desc(uint32_t addr, uint32_t leading, uint32_t stride)
+/* The descriptor of a swizzled tile at smem address addr (see the top of this file); swizzle: the
+ * mode field, WGMMA_SWIZZLE_128B (rows of 128 bytes, 8-row atoms of 1024) or WGMMA_SWIZZLE_64B (rows
+ * of 64 bytes, 8-row atoms of 512: the FP8 step's Q and K at d <= 64, TMA's CU_TENSOR_MAP_SWIZZLE_64B). */
+enum { WGMMA_SWIZZLE_128B = 1, WGMMA_SWIZZLE_64B = 2 };
+static __device__ __forceinline__ uint64_t wgmma_desc_sw(uint32_t addr, uint32_t leading, uint32_t stride, int swizzle)
 {
     return (uint64_t)((addr & 0x3FFFF) >> 4) | (uint64_t)((leading & 0x3FFFF) >> 4) << 16 |
-           (uint64_t)((stride & 0x3FFFF) >> 4) << 32 | (uint64_t)1 << 62;
+           (uint64_t)((stride & 0x3FFFF) >> 4) << 32 | (uint64_t)swizzle << 62;
+}
+
+/* The descriptor of a 128B-swizzled tile, the 16-bit steps' only kind. */
+static __device__ __forceinline__ uint64_t wgmma_desc(uint32_t addr, uint32_t leading, uint32_t stride)
+{
+    return wgmma_desc_sw(addr, leading, stride, WGMMA_SWIZZLE_128B);
 }
 
 /* Before the first wgmma that reads registers written since the last one (accumulators, A). */
@@ -255,14 +264,21 @@ static __device__ __forceinline__ void setmaxnreg_dec(void)
 #define WG_OPS15 WG_OPS14, WG_F8(112)
 #define WG_OPS16 WG_OPS15, WG_F8(120)
 
-#define WGMMA_SS_ASM(G, NS, TY)                                                                       \
+/* K is the instruction's k ("k16", "k32"), IMM the immediates after the scales of A and B: the
+ * 16-bit forms take transpose bits (A and B K-major: 0, 0; register A: B N-major, 1), the 8-bit
+ * forms none (both operands K-major, always). */
+#define WGMMA_SS_GEN(G, NS, TY, K, IMM)                                                               \
     asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %2, 0;\nwgmma.mma_async.sync.aligned.m64n" NS      \
-                 "k16.f32." TY "." TY " {" WG_CAT##G(WG_SS_) "}, %0, %1, p, 1, 1, 0, 0;\n}\n"            \
+                 K ".f32." TY "." TY " {" WG_CAT##G(WG_SS_) "}, %0, %1, p, 1, 1" IMM ";\n}\n"            \
                  : "+l"(da), "+l"(db), "+r"(acc), WG_OPS##G)
-#define WGMMA_RS_ASM(G, NS, TY)                                                                       \
+#define WGMMA_RS_GEN(G, NS, TY, K, IMM)                                                               \
     asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %5, 0;\nwgmma.mma_async.sync.aligned.m64n" NS      \
-                 "k16.f32." TY "." TY " {" WG_CAT##G(WG_RS_) "}, {%0, %1, %2, %3}, %4, p, 1, 1, 1;\n}\n"  \
+                 K ".f32." TY "." TY " {" WG_CAT##G(WG_RS_) "}, {%0, %1, %2, %3}, %4, p, 1, 1" IMM ";\n}\n" \
                  : "+r"(a0), "+r"(a1), "+r"(a2), "+r"(a3), "+l"(db), "+r"(acc), WG_OPS##G)
+#define WGMMA_SS_ASM(G, NS, TY) WGMMA_SS_GEN(G, NS, TY, "k16", ", 0, 0")
+#define WGMMA_RS_ASM(G, NS, TY) WGMMA_RS_GEN(G, NS, TY, "k16", ", 1")
+#define WGMMA_SS8_ASM(G, NS, TY) WGMMA_SS_GEN(G, NS, TY, "k32", "")
+#define WGMMA_RS8_ASM(G, NS, TY) WGMMA_RS_GEN(G, NS, TY, "k32", "")
 /* One case per N = 16 G: the G-th line below picks the instruction for N. */
 #define WGMMA_BY_N(ASM, TY)                                                                           \
     if constexpr (G == 1) ASM(1, "16", TY);  else if constexpr (G == 2) ASM(2, "32", TY);              \
@@ -289,6 +305,31 @@ static __device__ __forceinline__ void wgmma_rs(float (&d)[N / 2], const uint32_
     constexpr int G = N / 16;
     uint32_t a0 = a[0], a1 = a[1], a2 = a[2], a3 = a[3];
     if constexpr (BF16) { WGMMA_BY_N(WGMMA_RS_ASM, "bf16") } else { WGMMA_BY_N(WGMMA_RS_ASM, "f16") }
+}
+
+/* wgmma m64nNk32 with float8 e4m3 operands (rung 07's FP8 step), float32 accumulators in the same
+ * layout as above, N a multiple of 16 up to 256. FP8 wgmma has no transpose: both operands are
+ * K-major (their k contiguous, 32 bytes a step).
+ *   wgmma_ss_e4m3<N>(d, da, db, acc): A and B from shared memory (S = Q K^T).
+ *   wgmma_rs_e4m3<N>(d, a, db, acc): A from registers, a[4] of four e4m3 each: register r, byte b
+ *     holds A[16 w + g + 8 (r % 2)][4 c + b + 16 (r / 2)] (warp w of the warpgroup, g = lane / 4,
+ *     c = lane % 4; PTX ISA, "Register Fragments" of wgmma .m64nNk32; not the accumulator layout:
+ *     07_fa3_wgmma_tma/fp8_quant.h), B from shared memory K-major (O += P V, V transposed). */
+template <int N>
+static __device__ __forceinline__ void wgmma_ss_e4m3(float (&d)[N / 2], uint64_t da, uint64_t db, int acc)
+{
+    static_assert(N % 16 == 0 && N >= 16 && N <= 256, "wgmma N: a multiple of 16 up to 256");
+    constexpr int G = N / 16;
+    WGMMA_BY_N(WGMMA_SS8_ASM, "e4m3")
+}
+
+template <int N>
+static __device__ __forceinline__ void wgmma_rs_e4m3(float (&d)[N / 2], const uint32_t (&a)[4], uint64_t db, int acc)
+{
+    static_assert(N % 16 == 0 && N >= 16 && N <= 256, "wgmma N: a multiple of 16 up to 256");
+    constexpr int G = N / 16;
+    uint32_t a0 = a[0], a1 = a[1], a2 = a[2], a3 = a[3];
+    WGMMA_BY_N(WGMMA_RS8_ASM, "e4m3")
 }
 
 #endif

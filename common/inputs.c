@@ -44,8 +44,24 @@ void fill_normal(uint16_t *dst, size_t n, attn_dtype t, uint64_t seed, uint64_t 
         dst[i] = f32_to_elem(t, (float)(sigma * rng_normal(seed, stream, (uint64_t)i)));
 }
 
+/* N(0,1), but each entry with probability 1/1000 (stream + 100 decides) from N(0, 10^2). */
+static void fill_sparse_outlier(uint16_t *dst, size_t n, attn_dtype t, uint64_t seed, uint64_t stream)
+{
+    #pragma omp parallel for schedule(static)
+    for (long long i = 0; i < (long long)n; i++) {
+        double sigma = rng_uniform(seed, stream + 100, (uint64_t)i) < 1e-3 ? 10.0 : 1.0;
+        dst[i] = f32_to_elem(t, (float)(sigma * rng_normal(seed, stream, (uint64_t)i)));
+    }
+}
+
 void make_inputs(const attn_shape *s, uint64_t seed, int mode, uint16_t *q, uint16_t *k, uint16_t *v)
 {
+    if (mode == INPUT_SPARSE_OUTLIER) {
+        fill_sparse_outlier(q, attn_q_elems(s), s->dtype, seed, 1);
+        fill_sparse_outlier(k, attn_kv_elems(s), s->dtype, seed, 2);
+        fill_sparse_outlier(v, attn_kv_elems(s), s->dtype, seed, 3);
+        return;
+    }
     double qk_sigma = mode == INPUT_OUTLIER ? 10.0 : 1.0;
     fill_normal(q, attn_q_elems(s), s->dtype, seed, 1, qk_sigma);
     fill_normal(k, attn_kv_elems(s), s->dtype, seed, 2, qk_sigma);

@@ -31,10 +31,15 @@ void report_extra(const report_row *row, const run_case *c, const char *flush, c
     if (n == 0) return;
     out[0] = 0;
     if (row->checked)
-        add(out, n, &k, "checked=%s%ld/%ld;", row->c.sampled ? "sample:" : "all:", row->c.rows_checked,
-            row->c.rows_total);
+        add(out, n, &k, "checked=%s%ld/%ld;rmse=%.3g;", row->c.sampled ? "sample:" : "all:", row->c.rows_checked,
+            row->c.rows_total, row->c.rmse);
+    if (row->checked && s->dtype == ATTN_E4M3) add(out, n, &k, "lse_rms=%.3g;", row->c.lse_rms);   /* FP8's LSE check */
     if (row->timed) add(out, n, &k, "runs=%d;warmups=%d;flush=%s;", row->t.runs, row->t.warmups, flush);
+    /* a rung with prepare() (07g's quantize): ms is the attention kernel's; these the rest */
+    if (row->timed && row->timed_prep)
+        add(out, n, &k, "quant_ms=%.6f;total_ms=%.6f;", row->t_prep.ms_median, row->t_total.ms_median);
     if (c->input_mode == INPUT_OUTLIER) add(out, n, &k, "inputs=outlier;");
+    if (c->input_mode == INPUT_SPARSE_OUTLIER) add(out, n, &k, "inputs=sparse-outlier;");
     if (s->page_size) add(out, n, &k, "page=%d;", s->page_size);   /* a paged KV cache, as on the sweep line */
     if (r && r->describe && k + 1 < n) {
         r->describe(s, env, out + k, n - k);
@@ -66,7 +71,7 @@ void report_label(const run_case *c, char *out, size_t n)
 static double row_flops(const report_row *r) { return r->backward ? attn_bwd_flops(&r->shape) : attn_flops(&r->shape); }
 static double row_bytes(const report_row *r) { return r->backward ? attn_bwd_bytes(&r->shape) : attn_bytes(&r->shape); }
 
-static const char *dtype_name(attn_dtype t) { return t == ATTN_BF16 ? "bf16" : "f16"; }
+static const char *dtype_name(attn_dtype t) { return t == ATTN_E4M3 ? "e4m3" : t == ATTN_BF16 ? "bf16" : "f16"; }
 
 void report_table_header(FILE *f)
 {

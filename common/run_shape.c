@@ -3,7 +3,9 @@
  *   refuse what the rung cannot run -> fit in memory -> seeded inputs (a paged shape: K and V
  *   scattered into page pools, common/pages.c) -> poison O and LSE with NaN
  *   -> run once and check against the float64 reference -> time (events, L2 flushed before every
- *   launch) -> check that the last timed run produced the same bits as the first -> report.
+ *   launch; a rung's prepare() runs before the flush, untimed, and is then timed alone and with
+ *   the rung, for the extra field) -> check that the last timed run produced the same bits as the
+ *   first -> report.
  * --no-time and --profile launch once more instead of timing (--profile: under cudaProfilerStart). */
 #include <stdio.h>
 #include <stdlib.h>
@@ -30,12 +32,27 @@ typedef struct launch_ctx {
     size_t o_bytes, lse_bytes;
 } launch_ctx;
 
+static const char *poison(const launch_ctx *c, cudaStream_t st)
+{
+    RUNG_CUDA(cudaMemsetAsync(c->a.o, 0xff, c->o_bytes, st));        /* NaN in f16, bf16 and f32 */
+    RUNG_CUDA(cudaMemsetAsync(c->a.lse, 0xff, c->lse_bytes, st));
+    return NULL;
+}
+
+static const char *flush(const launch_ctx *c, cudaStream_t st)
+{
+    return l2_flush(c->D->flush, c->D->flush_bytes, c->D->opt.flush, st);
+}
+
+/* The row's job, the attention kernel: untimed, poison O and LSE, the rung's prepare() if it has
+ * one (07g's quantize kernels), flush L2; timed, run(). */
 static const char *prepare(void *p, cudaStream_t st)
 {
     launch_ctx *c = p;
-    RUNG_CUDA(cudaMemsetAsync(c->a.o, 0xff, c->o_bytes, st));        /* NaN in f16, bf16 and f32 */
-    RUNG_CUDA(cudaMemsetAsync(c->a.lse, 0xff, c->lse_bytes, st));
-    return l2_flush(c->D->flush, c->D->flush_bytes, c->D->opt.flush, st);
+    const char *err;
+    if ((err = poison(c, st))) return err;
+    if (c->D->r->prepare && (err = c->D->r->prepare(&c->a, st))) return err;
+    return flush(c, st);
 }
 
 static const char *launch(void *p, cudaStream_t st)
@@ -44,14 +61,53 @@ static const char *launch(void *p, cudaStream_t st)
     return c->D->r->run(&c->a, st);
 }
 
-/* --save DIR: O as float16 (bfloat16 widened to float32, which numpy reads), LSE as float32. */
+/* A rung with prepare(): that alone (untimed, flush L2; timed, prepare()), and the two together
+ * (untimed, poison and flush; timed, prepare() then run()), what a user of the step waits for. */
+static const char *flush_only(void *p, cudaStream_t st) { return flush(p, st); }
+
+static const char *launch_prep(void *p, cudaStream_t st)
+{
+    launch_ctx *c = p;
+    return c->D->r->prepare(&c->a, st);
+}
+
+static const char *poison_flush(void *p, cudaStream_t st)
+{
+    const char *err = poison(p, st);
+    return err ? err : flush(p, st);
+}
+
+static const char *launch_both(void *p, cudaStream_t st)
+{
+    launch_ctx *c = p;
+    const char *err = c->D->r->prepare(&c->a, st);
+    return err ? err : c->D->r->run(&c->a, st);
+}
+
+/* prepare() alone, then with run(), each as the row's job was timed: a first launch (a warm-up),
+ * the same warm-ups and the same number of timed launches as the row's (runs), medians. */
+static const char *time_prepare(driver *D, launch_ctx *c, int runs, bench_result *prep, bench_result *both)
+{
+    const bench_job jobs[2] = {{flush_only, launch_prep, c}, {poison_flush, launch_both, c}};
+    bench_result *out[2] = {prep, both};
+    for (int i = 0; i < 2; i++) {
+        double first;
+        const char *err = bench_once(&jobs[i], D->st, &first);
+        if (!err) err = bench_time(&jobs[i], D->st, D->opt.warmups, runs, first, out[i]);
+        if (err) return err;
+    }
+    return NULL;
+}
+
+/* --save DIR: O as float16 (bfloat16 widened to float32, which numpy reads; e4m3's O is float16),
+ * LSE as float32. */
 static void save_outputs(const driver *D, const attn_shape *s, const uint16_t *ho, const float *hl)
 {
     char path[1024];
     int od[4] = {s->B, s->Hq, s->N, s->d}, ld[3] = {s->B, s->Hq, s->N};
     snprintf(path, sizeof path, "%s/o.npy", D->opt.save);
     int bad = 0;
-    if (s->dtype == ATTN_F16) {
+    if (s->dtype != ATTN_BF16) {
         bad |= npy_save_f16(path, ho, od, 4);
     } else {
         float *of = malloc(sizeof(float) * attn_q_elems(s));
@@ -83,7 +139,7 @@ int shape_begin(driver *D, const run_case *rc, report_row *row, char *status, si
     row->status = status;
     row->extra = extra;
     report_label(rc, extra, extra_len);   /* a row that does not run to the end still names its line */
-    if (D->r->unsupported(&rc->shape, &D->env, why, sizeof why)) {
+    if (attn_unsupported(D->r, D->r_fp8, &rc->shape, &D->env, why, sizeof why)) {
         snprintf(status, status_len, "unsupported: %s", why);
         emit(D, row);
         return ST_UNSUPPORTED;
@@ -219,7 +275,13 @@ int run_shape(driver *D, const run_case *rc, uint16_t *const loaded[3], double *
         check_output(&s, hq, hk, hv, ho, hl, D->opt.check_budget, D->opt.seed, &row.c);
         row.checked = 1;
     }
-    err = after_first(D, &job, first_ms, &row);
+    /* the profiled range holds every kernel of a launch: with prepare(), its kernels too */
+    const bench_job both = {poison_flush, launch_both, &c};
+    err = after_first(D, D->opt.profile && D->r->prepare ? &both : &job, first_ms, &row);
+    if (!err && D->r->prepare && !D->opt.profile && !D->opt.no_time) {
+        err = time_prepare(D, &c, row.t.runs, &row.t_prep, &row.t_total);
+        row.timed_prep = !err;
+    }
     if (err) {
         report_failure(D, &row, status, sizeof status, err);
         result = ST_FAIL;

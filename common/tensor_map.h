@@ -13,9 +13,15 @@ extern "C" {
 
 /* A [planes][rows][cols] tensor of 16-bit elements at base (row-major, contiguous), read in boxes
  * of box_rows x 64 columns (128 bytes, the widest 128B-swizzled box) of one plane; elements past
- * rows or cols read as zeros. NULL, or a message naming what the driver refused. */
+ * rows or cols read as zeros. NULL, or a message naming what the driver refused. (ATTN_E4M3 is
+ * float16 here: the FP8 step's O.) */
 const char *tensor_map_3d(CUtensorMap *map, const void *base, attn_dtype dtype, int cols, int rows, int planes,
                           int box_rows);
+
+/* The same for bytes (the FP8 step's e4m3 tensors), in boxes of box_rows x box_cols, box_cols 128
+ * (128B swizzle) or 64 (64B swizzle: a row of 64 bytes). */
+const char *tensor_map_3d_u8(CUtensorMap *map, const void *base, int cols, int rows, int planes, int box_cols,
+                             int box_rows);
 
 #ifdef __cplusplus
 }

@@ -61,7 +61,7 @@ static const char *tune_run(const attn_args *a, cudaStream_t st)
 #define TUNE_RUNG(I, D, BR, BC, W, A, S, WHAT)                                              \
     static const rung tune_##I = {                                                          \
         "t" #I, "d=" #D " br=" #BR " bc=" #BC " warps=" #W " async=" #A " swizzle=" #S,    \
-        WHAT, tune_unsupported<I>, fa2_workspace, tune_run<I>, NULL};
+        WHAT, tune_unsupported<I>, fa2_workspace, tune_run<I>, NULL, NULL};
 TUNE05_CONFIGS(TUNE_RUNG)
 
 #define TUNE_PTR(I, ...) &tune_##I,

@@ -30,8 +30,10 @@ expect "Hq not multiple"      2 "Hq must be a multiple of Hkv" -- "$base" --hq 6
 expect "unknown flag"         2 "unknown argument '--bogus'" -- "$base" --bogus
 expect "missing value"        2 "--csv: expected a value"    -- "$base" --csv
 expect "head dim too big"     2 "--d: 4096 is out of range"  -- "$base" --d 4096
-expect "bad dtype"            2 "--dtype: expected f16 or bf16" -- "$base" --dtype fp8
-expect "bad inputs mode"      2 "--inputs: expected normal or outlier" -- "$base" --inputs zeros
+expect "bad dtype"            2 "--dtype: expected f16, bf16 or e4m3" -- "$base" --dtype fp8
+expect "bad inputs mode"      2 "--inputs: expected normal, outlier or sparse-outlier" -- "$base" --inputs zeros
+expect "fp8 flag without e4m3" 2 "--fp8-scale: it sets how --dtype e4m3 quantizes" -- "$base" --fp8-scale tensor
+expect "bad fp8-hadamard"     2 "--fp8-hadamard: expected on or off, got 'no'" -- "$base" --dtype e4m3 --fp8-hadamard no
 expect "seqlens count"        2 "--seqlens: 2 lengths given for --b 3" -- "$base" --b 3 --seqlens 4,5
 expect "seqlen beyond M"      2 "each must be in 1..M"       -- "$base" --b 1 --m 100 --seqlens 101
 expect "bad seqlen dist"      2 "--seqlen-dist: expected"    -- "$base" --seqlen-dist zipf
@@ -157,6 +159,9 @@ for b in "$bin"/0[0-9]_*; do
   name=$(basename "$b")
   for v in $("$b" --list | cut -f1); do
     out=$("$b" --variant "$v" --b 2 --hq 8 --hkv 1 --n 1 --m 300 --d 128 --page-size 16 --no-time 2>&1); rc=$?
+    case $out in *"is an FP8 step"*)          # an FP8 step is asked in its own dtype
+      out=$("$b" --variant "$v" --dtype e4m3 --b 2 --hq 8 --hkv 1 --n 1 --m 300 --d 128 --page-size 16 --no-time 2>&1); rc=$?;;
+    esac
     case $name:$rc in
       06_*:0|06_*:4) echo "ok $v reads a paged KV cache";;
       06_*:*) echo "FAIL $v --page-size 16: exit $rc ($out)";;
@@ -166,6 +171,35 @@ for b in "$bin"/0[0-9]_*; do
     esac
   done
 done
+
+# float8 e4m3 (--dtype e4m3): only an FP8 step runs it (rung 07's 07g: exit 4 with no GPU, 0 with
+# one); every other step of every rung refuses it with a reason, exit 3, and an FP8 step refuses
+# float16 so -- a 16-bit step that forgot would compute in float16 and be checked against FP8's
+# looser tolerance. Without --variant, rung 07 runs 07f for float16 and 07g for e4m3.
+for b in "$bin"/0[0-9]_*; do
+  name=$(basename "$b")
+  for v in $("$b" --list | cut -f1); do
+    out=$("$b" --variant "$v" --dtype e4m3 --b 1 --h 2 --n 77 --m 131 --d 128 --no-time 2>&1); rc=$?
+    case $v:$rc in
+      07g:0|07g:4) echo "ok $v runs --dtype e4m3";;
+      07g:*) echo "FAIL $v --dtype e4m3: exit $rc ($out)";;
+      *:3) printf '%s' "$out" | grep -q "unsupported: $v computes in float16 or bfloat16; float8 e4m3" \
+             && echo "ok $v refuses --dtype e4m3 with a reason" || echo "FAIL $v --dtype e4m3: exit 3 without the reason ($out)";;
+      *) echo "FAIL $v --dtype e4m3: exit $rc, expected 3 (unsupported) ($out)";;
+    esac
+    if [ "$v" = 07g ]; then
+      out=$("$b" --variant "$v" --b 1 --h 2 --n 77 --m 131 --d 128 --no-time 2>&1); rc=$?
+      [ $rc -eq 3 ] && printf '%s' "$out" | grep -q "unsupported: 07g is an FP8 step: it takes --dtype e4m3" \
+        && echo "ok 07g refuses float16 with a reason" || echo "FAIL 07g float16: exit $rc, expected 3 ($out)"
+    fi
+  done
+done
+b07=$bin/07_fa3_wgmma_tma
+if [ "$("$base" --probe)" = none ] && [ -x "$b07" ]; then
+  # the own variant follows the dtype: no exit 3 (refused) either way
+  expect "07 own variant, float16" 4 "no CUDA device" -- "$b07" --d 128
+  expect "07 own variant, e4m3"    4 "no CUDA device" -- "$b07" --d 128 --dtype e4m3
+fi
 
 # A shape too big for the device: needs the device to know its free memory.
 if [ "$("$base" --probe)" != none ]; then

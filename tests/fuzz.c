@@ -232,7 +232,8 @@ static void corpus_read(void)
     static const char *const files[] = {"sweeps/prefill.txt", "sweeps/decode.txt", "sweeps/varlen.txt",
         "sweeps/models.txt", "sweeps/article.txt", "sweeps/tour.txt", "tests/gpu_cases.txt"};
     static const char *const extra[] = {"1 8 1 1 1000 128 0 seqlens=1 page=16", "4 2 2 8 20 32 1 dist=longtail",
-        "2 4 1 1 100 64 0 dtype=bf16 inputs=outlier model=A+B", "1 1 1 1 1 64 0 expect=ok", "# comment", ""};
+        "2 4 1 1 100 64 0 dtype=bf16 inputs=outlier model=A+B", "1 1 1 1 1 64 0 expect=ok", "# comment", "",
+        "2 4 4 512 512 64 1 dtype=e4m3 inputs=sparse-outlier"};
     char line[4096];
     for (size_t f = 0; f < sizeof files / sizeof files[0]; f++) {
         FILE *in = fopen(files[f], "r");
@@ -245,7 +246,8 @@ static void corpus_read(void)
 
 static const char *const SWEEP_TOKENS[] = {"0", "1", "-1", "2147483647", "2147483648", "1000000000",
     "99999999999", "1048577", "seqlens=", "seqlens=1,2", "seqlens=,", "dist=uniform", "dist=zipf",
-    "page=16", "page=24", "page=", "model=", "model=a;b", "dtype=fp8", "inputs=x", "=", "x=y", "#", "\t",
+    "page=16", "page=24", "page=", "model=", "model=a;b", "dtype=fp8", "dtype=e4m3", "inputs=x",
+    "inputs=sparse-outlier", "=", "x=y", "#", "\t",
     "\r", "causal", "expect=FAIL"};
 
 static void sweep_case(const char *path, const char *what)
@@ -313,8 +315,10 @@ static const char *const FLAGS[] = {"--b", "--hq", "--hkv", "--h", "--n", "--m",
     "--scale", "--seqlens", "--seqlen-dist", "--seed", "--inputs", "--warmups", "--runs", "--no-check",
     "--check-budget", "--too-slow", "--kv-block", "--page-size", "--flush", "--variant", "--csv", "--load",
     "--save", "--sweep", "--planner", "--no-time", "--profile", "--list", "--probe", "--pass", "--ceilings",
-    "--read-floor", "--quiet", "--help", "-h", "--", "-", "--bogus", "--b=3", "-n"};
-static const char *const VALUES[] = {"f16", "bf16", "fp8", "normal", "outlier", "equal", "uniform",
+    "--read-floor", "--quiet", "--help", "-h", "--", "-", "--bogus", "--b=3", "-n", "--fp8-scale",
+    "--fp8-hadamard"};
+static const char *const VALUES[] = {"f16", "bf16", "fp8", "e4m3", "normal", "outlier", "sparse-outlier",
+    "block", "tensor", "on", "off", "equal", "uniform",
     "longtail", "zipf", "fa", "greedy", "balanced", "auto", "nope", "write", "write+read", "read", "0.5",
     "nan", "inf", "-0.0", "1e-300", "1e308", "1,2,3", "1,,2", "1,", ",", "4096,1", "16384,16384",
     "build/test/fuzz", "/nonexistent", "sweeps/decode.txt", "05b", "zz", "-3", "--n"};

@@ -117,11 +117,11 @@ static const char *new_run(const attn_args *a, cudaStream_t st)
 
 static const rung new_a = {
     "@N@a", "first step", "the step before the idea",
-    new_unsupported, new_workspace, new_run, NULL,
+    new_unsupported, new_workspace, new_run, NULL, NULL,
 };
 static const rung new_own = {
     "@N@", "new idea", "the idea, against @N@a",
-    new_unsupported, new_workspace, new_run, NULL,
+    new_unsupported, new_workspace, new_run, NULL, NULL,
 };
 
 extern "C" const rung *const rung_variants[] = {&new_a, &new_own, NULL};
@@ -201,7 +201,7 @@ static const char *hop_run(const attn_args *a, cudaStream_t st)
 
 static const rung hop_own = {
     "@N@", "new Hopper idea", "wgmma on sm_90a",
-    hop_unsupported, hop_workspace, hop_run, NULL,
+    hop_unsupported, hop_workspace, hop_run, NULL, NULL,
 };
 
 extern "C" const rung *const rung_variants[] = {&hop_own, NULL};

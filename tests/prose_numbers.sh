@@ -5,12 +5,16 @@
 #   FILE ;; CSV ;; FILTER ;; VALUE ;; FORMAT ;; TEXT
 #
 # FILTER: column=value (or column>=value, column<=value) pairs that pick the rows of one shape (B Hq
-# Hkv N M d causal dtype) of CSV (dtype defaults to f16; dtype=any takes both); a key that is not a
+# Hkv N M d causal dtype) of CSV (dtype defaults to f16; dtype=any takes every dtype; dtype=mixed does
+# too and leaves dtype out of the shape, so that 07f's float16 row and 07g's e4m3 row of one shape
+# meet: tflops[07g]/tflops[07f]); a key that is not a
 # column is looked up in the row's extra field (planner=auto, page=64; "page=" where it has none); a
 # row without a shape (a ceiling) is found from every shape. Two more words: id=KEY makes a row's id
 # its first column, a colon and its KEY (06c:64, 06c: where it has none), and "mean" averages the
 # rows that share an id and a shape (repetitions; else the last row counts). A CSV without a header
-# line has the course's columns (rung,B,...,extra), after run,rep if it has two more (lab's A/Bs).
+# line has the course's columns (rung,B,...,extra), after run,rep if it has two more (lab's A/Bs); a
+# header is a line with a status column or without a number (method,d,N,rmse,rel_l2: every row counts,
+# its first column the id). A key of a row's extra field (quant_ms=...) is a column for VALUE too.
 # VALUE: T, T/T or T-T, optionally times a number (*100), where a term T is col[id] (id a row's
 # first column, its rung; col a column of the CSV's header), col[a|b|c] (the largest of those ids')
 # or a number (ms_median[01]/1000), for the one shape FILTER picks; or "min X" / "max X" of such an
@@ -31,25 +35,27 @@ value() {   # CSV FILTER VALUE FORMAT
   awk -F, -v flt="$2" -v expr="$3" -v fmt="$4" '
     /^#/ { next }
     !nc { nc = split("B Hq Hkv N M d causal dtype", sh, " ")
-          if (/(^|,)status,/) { for (i = 1; i <= NF; i++) col[$i] = i; next }                  # the header
+          if (/(^|,)status,/ || !/(^|,)[-+.0-9e]+(,|$)/) { for (i = 1; i <= NF; i++) col[$i] = i; next }      # the header
           n = split((NF > 22 ? "run rep " : "") "rung B Hq Hkv N M d causal dtype status ms_median ms_min ms_max tflops gbps rel_err max_abs_err lse_err workspace_bytes device commit extra", a, " ")
           for (i = 1; i <= n; i++) col[a[i]] = i }                                              # none: the usual columns
     function get(c,   x) { if (c in col) return $(col[c]); x = ";" (("extra" in col) ? $(col["extra"]) : "")
       return match(x, ";" c "=[^;]*") ? substr(x, RSTART + length(c) + 2, RLENGTH - length(c) - 2) : "" }
-    $(col["B"]) == "" { if ($(col["status"]) == "ok") for (c in col) v[c, $1, ""] = $(col[c]); next }   # a ceiling
+    ("B" in col) && $(col["B"]) == "" { if ($(col["status"]) == "ok") for (c in col) v[c, $1, ""] = $(col[c]); next }   # a ceiling
     { n = split(flt, kv, " "); keep = 1; dt = 0; idk = ""; mean = 0
       for (i = 1; i <= n; i++) { if (kv[i] == "mean") { mean = 1; continue }
         split(kv[i], p, "="); op = substr(p[1], length(p[1]))                                  # k=v, k>=v or k<=v
         if (op ~ /[<>]/) p[1] = substr(p[1], 1, length(p[1]) - 1); else op = ""
         if (p[1] == "id") { idk = p[2]; continue }
-        if (p[1] == "dtype") { dt = 1; if (p[2] == "any") continue }
+        if (p[1] == "dtype") { dt = 1; if (p[2] == "any") continue; if (p[2] == "mixed") { dt = 2; continue } }
         x = get(p[1]); if (op == ">" ? x + 0 < p[2] + 0 : op == "<" ? x + 0 > p[2] + 0 : x != p[2]) keep = 0 }
       if (!dt && ("dtype" in col) && $(col["dtype"]) != "f16") keep = 0
-      if (!keep || $(col["status"]) != "ok") next
-      k = ""; for (i = 1; i <= nc; i++) k = k SUBSEP (sh[i] in col ? $(col[sh[i]]) : "")
+      if (!keep || (("status" in col) && $(col["status"]) != "ok")) next
+      k = ""; for (i = 1; i <= nc; i++) k = k SUBSEP (sh[i] in col && !(dt == 2 && sh[i] == "dtype") ? $(col[sh[i]]) : "")
       if (!(k in shape)) { shape[k] = 1; keys[++nk] = k }
       id = $1 (idk != "" ? ":" get(idk) : "")
-      for (c in col) if (mean) { s[c, id, k] += $(col[c]); r[c, id, k]++; v[c, id, k] = s[c, id, k] / r[c, id, k] } else v[c, id, k] = $(col[c]) }
+      for (c in col) if (mean) { s[c, id, k] += $(col[c]); r[c, id, k]++; v[c, id, k] = s[c, id, k] / r[c, id, k] } else v[c, id, k] = $(col[c])
+      if ("extra" in col && !mean) { n = split($(col["extra"]), xs, ";")                          # its extra keys
+        for (i = 1; i <= n; i++) if ((j = index(xs[i], "=")) > 1 && !(substr(xs[i], 1, j - 1) in col)) v[substr(xs[i], 1, j - 1), id, k] = substr(xs[i], j + 1) } }
     function term(t, k,   a, id, n, i, x, y) { if (t ~ /^[0-9.]+$/) return t + 0              # a number stands for itself
       if (!match(t, /^[a-z_]+\[[^]]+\]$/)) return ""; split(t, a, /[][]/); n = split(a[2], id, "|"); y = ""
       for (i = 1; i <= n; i++) { x = ((a[1], id[i], k) in v) ? v[a[1], id[i], k] + 0 : ((a[1], id[i], "") in v) ? v[a[1], id[i], ""] + 0 : ""

@@ -97,10 +97,15 @@ static void cli_rejects_head_dim(void)
 
 static void cli_rejects_bad_enums(void)
 {
-    expect_refused("--dtype fp8", "--dtype: expected f16 or bf16, got 'fp8'");
-    expect_refused("--dtype F16", "--dtype: expected f16 or bf16");
-    expect_refused("--dtype", "--dtype: expected f16 or bf16, got ''");
-    expect_refused("--inputs zeros", "--inputs: expected normal or outlier, got 'zeros'");
+    expect_refused("--dtype fp8", "--dtype: expected f16, bf16 or e4m3, got 'fp8'");
+    expect_refused("--dtype F16", "--dtype: expected f16, bf16 or e4m3");
+    expect_refused("--dtype", "--dtype: expected f16, bf16 or e4m3, got ''");
+    expect_refused("--inputs zeros", "--inputs: expected normal, outlier or sparse-outlier, got 'zeros'");
+    /* the FP8 step's flags: their values, and only with --dtype e4m3 (or a sweep, for its e4m3 lines) */
+    expect_refused("--dtype e4m3 --fp8-scale row", "--fp8-scale: expected block or tensor, got 'row'");
+    expect_refused("--dtype e4m3 --fp8-hadamard yes", "--fp8-hadamard: expected on or off, got 'yes'");
+    expect_refused("--fp8-scale tensor", "--fp8-scale: it sets how --dtype e4m3 quantizes Q, K and V; give --dtype e4m3");
+    expect_refused("--dtype bf16 --fp8-hadamard off", "--fp8-hadamard: it sets how --dtype e4m3 quantizes");
     expect_refused("--seqlen-dist zipf", "--seqlen-dist: expected equal, uniform or longtail, got 'zipf'");
 }
 
@@ -120,7 +125,7 @@ static void cli_rejects_seqlens(void)
 static void cli_good_arguments(void)
 {
     cli_opts o;
-    char err[512];
+    static char err[CLI_ERR_MAX];       /* --help's whole text, below */
     EXPECT(parse("", &o, err, sizeof err) == 0);
     EXPECT(o.shape.B == 2 && o.shape.Hq == 16 && o.shape.Hkv == 16);
     EXPECT(o.shape.N == 1024 && o.shape.M == 1024 && o.shape.d == 64);
@@ -152,6 +157,14 @@ static void cli_good_arguments(void)
                  &o, err, sizeof err) == 0);
     EXPECT(o.shape.B == 3 && o.shape.causal == 1 && o.shape.dtype == ATTN_BF16);
     EXPECT(o.seed == 42 && o.input_mode == INPUT_OUTLIER && o.check == 0 && o.runs == 5 && o.warmups == 0);
+    EXPECT(parse("--dtype e4m3 --inputs sparse-outlier", &o, err, sizeof err) == 0);
+    EXPECT(o.shape.dtype == ATTN_E4M3 && o.input_mode == INPUT_SPARSE_OUTLIER);
+    EXPECT(o.fp8_per_tensor == 0 && o.fp8_no_hadamard == 0);      /* block scales and the Hadamard map */
+    EXPECT(parse("--dtype e4m3 --fp8-scale tensor --fp8-hadamard off", &o, err, sizeof err) == 0);
+    EXPECT(o.fp8_per_tensor == 1 && o.fp8_no_hadamard == 1);
+    EXPECT(parse("--fp8-scale block --fp8-hadamard on --dtype e4m3", &o, err, sizeof err) == 0);
+    EXPECT(o.fp8_per_tensor == 0 && o.fp8_no_hadamard == 0);
+    EXPECT(parse("--fp8-hadamard off --sweep sweeps/prefill.txt", &o, err, sizeof err) == 0);   /* for its e4m3 lines */
 
     EXPECT(parse("--variant 05b --csv out.csv --planner greedy --quiet --no-time", &o, err, sizeof err) == 0);
     EXPECT(o.variant && !strcmp(o.variant, "05b") && o.csv && !strcmp(o.csv, "out.csv"));
@@ -245,6 +258,10 @@ static void sweep_lines(void)
     EXPECT(rc == 1 && s->dtype == ATTN_BF16 && c.input_mode == INPUT_OUTLIER);
     rc = sweep_line("1 2 2 8 8 64 0 dtype=f16 inputs=normal", &base, &c, err, sizeof err);
     EXPECT(rc == 1 && s->dtype == ATTN_F16 && c.input_mode == INPUT_NORMAL);
+    rc = sweep_line("1 2 2 8 8 64 0 dtype=e4m3 inputs=sparse-outlier", &base, &c, err, sizeof err);
+    EXPECT(rc == 1 && s->dtype == ATTN_E4M3 && c.input_mode == INPUT_SPARSE_OUTLIER);
+    rc = sweep_line("1 2 2 8 8 64 0 dtype=fp8", &base, &c, err, sizeof err);
+    EXPECT(rc == -1 && strstr(err, "dtype=fp8; expected f16, bf16 or e4m3"));
     base.shape.dtype = ATTN_F16;
     base.input_mode = INPUT_NORMAL;
 
@@ -542,7 +559,7 @@ static void report_extra_fields(void)
     env.planner = "balanced";
     env.kv_block = 64;
     report_extra(&row, &c, "write+read", &r, &env, extra, sizeof extra);
-    const char *want = "checked=all:8/8;runs=20;warmups=3;flush=write+read;inputs=outlier;"
+    const char *want = "checked=all:8/8;rmse=0;runs=20;warmups=3;flush=write+read;inputs=outlier;"
                        "planner=balanced;block=64;dist=equal;seqlens_sum=80;seqlens_max=20;";
     EXPECT_MSG(!strcmp(extra, want), "extra '%s', expected '%s'", extra, want);
     free(c.seqlens);

@@ -18,7 +18,8 @@ as Hq/Hkv query rows of one head -- which is how a careful user would call it; n
 K/V. What was used is recorded in the row's extra field.
 
 A sweep line's keys, as the rungs read them (common/cli.c): dtype=f16|bf16 sets the storage type
-(the check against float32 math then allows 2e-3 or 1e-2, as the course does); inputs=outlier
+(the check against float32 math then allows 2e-3 or 1e-2, as the course does); dtype=e4m3 (rung
+07's FP8 step) is read and not run, with an "unsupported: ..." row saying why; inputs=outlier
 scales Q and K by 10; model=NAME is carried to the row's extra field (model=NAME;). SDPA has no
 paged KV cache and one KV length for the whole batch, so a line with page=P (other than 0) or
 with seqlens= / dist= is not run: it gets an "unsupported: ..." row saying why, never a number
@@ -80,7 +81,7 @@ def read_sweep(path):
                 k, eq, v = kv.partition("=")
                 if not eq:
                     die("error: %s: '%s' is not key=value" % (where, kv))
-                if k == "dtype" and v in ("f16", "bf16"):
+                if k == "dtype" and v in ("f16", "bf16", "e4m3"):
                     c["dtype"] = v
                 elif k == "page" and v.isdigit():
                     c["page"] = int(v)
@@ -102,6 +103,9 @@ def read_sweep(path):
 def not_run(c):
     """Why the peers do not run this line (the row's status), or None."""
     B, Hq, Hkv, N, M, d, causal = c["shape"]
+    if c["dtype"] == "e4m3":
+        return ("unsupported: float8 e4m3: the peers here run SDPA in float16 or bfloat16, and no FP8 "
+                "attention is installed beside them; not run (the float16 line of the shape has their number)")
     if c["page"]:
         return ("unsupported: a paged KV cache (page=%d): SDPA reads K and V contiguous; not run "
                 "(a contiguous line of the same shape has the peers' number)" % c["page"])

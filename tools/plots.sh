@@ -3,6 +3,8 @@
 # results/<gpu>-<sweep>.csv for each <gpu> that has one (from results/<sweep>.csv: <name>.png; a
 # "+<sweep>" is one the PNG needs). The scripts read the CSVs; this hands them the paths, ids, rung
 # names and a subtitle (CSVs, commits; sub_<sweep>: one CSV's part of it).
+# A CSV need not have the ladder's columns: results/<gpu>-fp8-accuracy.csv (method,d,N,rmse,rel_l2)
+# is drawn by plots/fp8-accuracy.gp, its ids the methods; without that CSV no such PNG is drawn.
 #   RESULTS_DIR=results   where the CSVs are          PLOTS_OUT=plots   where the PNGs go
 #   ATTN_NO_INSTALL=1     never apt-get install a missing gnuplot (else, as root, gnuplot-nox is)
 #   PLOTS_TERMINAL=png    force a gnuplot terminal (default pngcairo, else png)
@@ -47,9 +49,11 @@ provenance() {  # "<csv> (measured at commit C on D; rerun: the last rerun line 
   [ "$n" -gt 1 ] && r="$r (and $((n - 1)) earlier)"
   printf '%s%s' "${1#"$PWD"/}" "${c:+ (measured at commit $c${d:+ on ${d%%T*}}${r:+; rerun: $r})}"
 }
-ids() {  # ids with an ok row, rungs in ladder order (a bare "06" after its lettered variants), then peers
-  for f; do sed '/^#/d' "$f" | awk -F, 'NR == 1 { for (i = 1; i <= NF; i++) if ($i == "status") s = i; next }
-                                         !s || $s == "ok" { print $1 }'; done | tr -d '\r' | grep -v -e '^ceiling-' -e '^$' |
+ids() {  # ids with an ok row, rungs in ladder order (a bare "06" after its lettered variants), then peers;
+  # float8 e4m3 rows (rung 07's FP8 step, 07g) are not the ladder's: left out, so that the last 16-bit
+  # variant still names its rung and no plot draws an FP8 row among 16-bit ones (07's README has them)
+  for f; do sed '/^#/d' "$f" | awk -F, 'NR == 1 { for (i = 1; i <= NF; i++) { if ($i == "status") s = i; if ($i == "dtype") t = i }; next }
+                                         (!s || $s == "ok") && !(t && $t == "e4m3") { print $1 }'; done | tr -d '\r' | grep -v -e '^ceiling-' -e '^$' |
     sed 's/^[0-9][0-9]$/&~/' | LC_ALL=C sort -u | sed 's/~$//' | tr '\n' ' '
 }
 names=""                 # the rung folders' names: name_05 = "FA2 outer Q"

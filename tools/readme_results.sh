@@ -13,7 +13,8 @@
 #             (default: all; NN* is rung NN's best variant, named), its col= (tflops; us_median: in
 #             µs) to digits= (3). A later row replaces an earlier one; with a rep column (lab/ab.sh,
 #             ids its runs) a cell is the reps' mean. where=d=128,N>1 (a column or extra= key) or
-#             shape=prefill|decode (the ladder's) picks rows. Above: what every row shares; below: why
+#             shape=prefill|decode (the ladder's) picks rows; float8 e4m3 rows (rung 07's FP8 step) only
+#             where=dtype=e4m3 picks them. Above: what every row shares; below: why
 #             a cell has no number. vs=REF: per shape the fastest of ids, REF, the ratio, and how
 #             often it is >= 1.00 and >= 0.95. best: vs=ref (torch-cudnn)
 #   models    results/<gpu>-models.csv as tables: prefill (TFLOP/s), decode=16x4096,1x32768 (B x M, GB/s)
@@ -166,7 +167,7 @@ END { nr = split(RUNGS, R, ","); last = R[nr]; split(SH, sh, " "); if (ns == 0) 
 gen_table() {  # CSV IDS COL FILTER VS DIGITS
   need "$1" || return 1; awk -v CSV="$1" -v IDS="$2" -v COL="$3" -v FLT="$4" -v VS="$5" -v DIG="${6:-3}" "$AWK_CSV"$'\n''
 $1 !~ /^(ceiling|floor)-/ { id = ("run" in C) ? f("run") : $1; if (!(id in NI)) { NI[id] = 1; IDL[++ni] = id } }    # every id, for NN*
-$1 ~ /^(ceiling|floor)-/ || !want(FLT) { next }
+$1 ~ /^(ceiling|floor)-/ || !want(FLT) || (FLT !~ /(^|[ ,])dtype=/ && f("dtype") == "e4m3") { next }    # FP8: only where=dtype=e4m3
 { m = get("model"); gsub(/\+/, ", ", m); k = m "|" f("B") "|" f("Hq") "|" f("Hkv") "|" f("N") "|" f("M") "|" f("d") "|" f("causal") "|" (f("dtype") == "" ? "f16" : f("dtype")) "|" get("page")
   if (!(k in SEEN)) { SEEN[k] = 1; ORD[++ns] = k }
   v = COL ~ /^us_/ ? sprintf("%.9f", f("ms_" substr(COL, 4)) * 1000) : f(COL); ST[k, id] = f("status")
