@@ -1,5 +1,4 @@
 /* Rung 08, step b: the backward pass, deterministic: dQ, dK and dV the same bits run to run.
- * NOT YET RUN ON A GPU.
  *
  * 08a adds every key block's dS K into a float32 dQ accumulator with reductions whose order
  * changes run to run, and float addition is not associative: dQ's last bits change. 08b computes
