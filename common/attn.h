@@ -60,6 +60,15 @@ typedef struct attn_env {
     int fp8_no_hadamard;           /* --fp8-hadamard off: Q and K quantized without the Hadamard map */
 } attn_env;
 
+/* The backward pass (rung 08): what a backward rung reads and writes besides attn_args' q, k, v and
+ * its o and lse, which are then inputs: the forward's O and LSE, made by the driver outside the
+ * timed region. The gradients are of a scalar loss L whose gradient with respect to O is dO. */
+typedef struct attn_grads {
+    const void *dout;              /* device, dtype, [B,Hq,N,d]: dL/dO */
+    void *dq;                      /* device, dtype, [B,Hq,N,d] */
+    void *dk, *dv;                 /* device, dtype, [B,Hkv,M,d]: summed over a KV head's query heads */
+} attn_grads;
+
 typedef struct attn_args {
     attn_shape shape;
     attn_env env;
@@ -77,6 +86,9 @@ typedef struct attn_args {
                                       entries past its ceil(M_b / P) pages are -1: no key is there */
     int max_pages;                 /* ceil(M / P), the block table's row length */
     int num_pages;                 /* pages in each pool: the sum over b of ceil(M_b / P) */
+    /* Rung 08 (the backward pass): dO in, dQ, dK, dV out; o and lse above are then the forward's,
+     * inputs. NULL for every forward rung. */
+    const attn_grads *grad;
 } attn_args;
 
 /* One rung (or one variant of a rung). The driver owns allocation, inputs, poisoning, the
@@ -162,6 +174,17 @@ typedef struct rung_cli {
     const char *example;               /* another shape it runs, as flags (make stage's hint) */
 } rung_cli;
 
+/* Optional, once per rung binary: a rung whose variants compute gradients (rung 08, the backward
+ * pass) defines `extern "C" const rung_grad rung_grad_own` beside rung_variants. The driver finds it
+ * through a weak reference, as it finds rung_cli_own: with it, every variant of the binary is run as
+ * a backward pass (inputs Q, K, V, dO; the forward's O and LSE made untimed; outputs dQ, dK, dV,
+ * checked against common/ref_bwd.c); without it, as a forward pass. The forward rungs never name it. */
+typedef struct rung_grad {
+    /* ids of the variants (NULL-terminated; NULL: none) whose dQ is summed with float atomics in an
+     * order that changes run to run: their same-bits check covers dK and dV, not dQ */
+    const char *const *atomic_dq;
+} rung_grad;
+
 /* ---- counts shared by every report (so rungs, peers and plots compare like with like) ---- */
 
 static inline int attn_kv_len(const attn_shape *s, int b)
@@ -214,6 +237,15 @@ static inline double attn_bytes(const attn_shape *s)
     double q = (double)s->B * s->Hq * s->N * s->d;
     double kv = 2.0 * s->Hkv * kv_rows * s->d;
     return e * (2.0 * q + kv) + 4.0 * s->B * s->Hq * s->N;
+}
+
+/* The backward pass: FLOPs counted as 2.5x the forward's (5 matrix products of the forward's size
+ * against its 2: S = Q K^T again, dP = dO V^T, dV = P^T dO, dQ = dS K, dK = dS^T Q), as FlashAttention's
+ * papers count them; bytes as Q, K, V, O, dO, LSE read once and dQ, dK, dV written once. */
+static inline double attn_bwd_flops(const attn_shape *s) { return 2.5 * attn_flops(s); }
+static inline double attn_bwd_bytes(const attn_shape *s)
+{
+    return 2.0 * attn_bytes(s) - 4.0 * s->B * s->Hq * s->N;   /* the forward's inputs and outputs twice, LSE once */
 }
 
 static inline size_t attn_q_elems(const attn_shape *s)  { return (size_t)s->B * s->Hq * s->N * s->d; }

@@ -211,7 +211,13 @@ void cli_usage(const cli_opts *o, const char *prog, char *out, size_t n)
         "modes:    --sweep FILE (a shape a line: B Hq Hkv N M d causal [key=value ...]; see sweeps/)\n"
         "          --too-slow S (default %g: a sweep skips shapes larger than one that took longer)\n"
         "          --ceilings --list --probe --help\n"
+        "          --pass (prints forward or backward: which pass this binary's variants compute; the\n"
+        "          forward sweeps and the tour run the forward ones, the backward sweep the others)\n"
         "          --read-floor (instead of the rung: time one kernel that only reads K and V)", o->too_slow_s);
+    if (o->backward)
+        PUT("\nthis rung is a backward pass: inputs Q, K, V and dO (seeded, or --load's do.npy [B, Hq, N, d]\n"
+            "          beside q, k, v); the forward's O and LSE made untimed; outputs dQ, dK, dV, checked and\n"
+            "          --save'd as dq.npy, dk.npy, dv.npy; TFLOP/s counts 2.5x the forward's FLOPs");
 #undef PUT
 }
 
@@ -342,12 +348,14 @@ int cli_parse(int argc, char **argv, cli_opts *o, char *err, size_t n)
         else if (!strcmp(f, "--profile")) { o->profile = 1; takes = 0; }
         else if (!strcmp(f, "--list")) { o->list = 1; takes = 0; }
         else if (!strcmp(f, "--probe")) { o->probe = 1; takes = 0; }
+        else if (!strcmp(f, "--pass")) { o->pass = 1; takes = 0; }
         else if (!strcmp(f, "--ceilings")) { o->ceilings = 1; takes = 0; }
         else if (!strcmp(f, "--read-floor")) { o->read_floor = 1; takes = 0; }
         else if (!strcmp(f, "--quiet")) { o->quiet = 1; takes = 0; }
         else if (!strcmp(f, "--help") || !strcmp(f, "-h")) {
             cli_opts d;                        /* the defaults, whatever came before --help */
             cli_defaults_for(&d, o->own);
+            d.backward = o->backward;
             cli_usage(&d, argc > 0 && argv[0] ? argv[0] : "rung", err, n);
             return 1;
         }

@@ -2,6 +2,7 @@
  * over to one job, each in a file of its own (driver.h):
  *
  *   one shape        run_shape.c    the rung on the command line's shape (or --load's inputs)
+ *                    run_grad.c     the same for a backward rung (08: the binary defines rung_grad_own)
  *   --sweep FILE     sweep.c        every shape of a sweep file, smallest first
  *   --read-floor     read_floor.c   instead of the rung, the floor for the shape's K and V
  *   --ceilings       ceilings.c     the copy and GEMM ceilings
@@ -36,14 +37,15 @@ static const rung *pick_variant(const char *id, attn_dtype dtype, int *fp8)
     return own[*fp8];
 }
 
-/* --load DIR: q.npy, k.npy and v.npy give the inputs, and with them the shape. */
-static int load_inputs(driver *D, uint16_t *in[3])
+/* --load DIR: q.npy, k.npy and v.npy give the inputs, and with them the shape; a backward rung (08)
+ * also reads do.npy, dL/dO, shaped as q. */
+static int load_inputs(driver *D, uint16_t *in[4])
 {
     char path[1024], err[512];
-    int dq[4], dk[4], dv[4];
-    const char *names[3] = {"q.npy", "k.npy", "v.npy"};
-    int *dims[3] = {dq, dk, dv};
-    for (int t = 0; t < 3; t++) {
+    int dq[4], dk[4], dv[4], dg[4];
+    const char *names[4] = {"q.npy", "k.npy", "v.npy", "do.npy"};
+    int *dims[4] = {dq, dk, dv, dg};
+    for (int t = 0; t < (D->grad ? 4 : 3); t++) {
         snprintf(path, sizeof path, "%s/%s", D->opt.load, names[t]);
         if (npy_load4(path, D->opt.shape.dtype, &in[t], dims[t], err, sizeof err)) {
             fprintf(stderr, "--load: %s\n", err);
@@ -54,6 +56,11 @@ static int load_inputs(driver *D, uint16_t *in[3])
         fprintf(stderr, "--load: shapes disagree: q [%d,%d,%d,%d], k [%d,%d,%d,%d], v [%d,%d,%d,%d]; "
                 "need q [B,Hq,N,d], k and v [B,Hkv,M,d]\n", dq[0], dq[1], dq[2], dq[3],
                 dk[0], dk[1], dk[2], dk[3], dv[0], dv[1], dv[2], dv[3]);
+        return -1;
+    }
+    if (D->grad && memcmp(dq, dg, sizeof dq)) {
+        fprintf(stderr, "--load: do.npy is [%d,%d,%d,%d]; it must be shaped as q.npy [%d,%d,%d,%d]\n",
+                dg[0], dg[1], dg[2], dg[3], dq[0], dq[1], dq[2], dq[3]);
         return -1;
     }
     attn_shape *s = &D->opt.shape;
@@ -72,17 +79,25 @@ static int load_inputs(driver *D, uint16_t *in[3])
 
 /* The rung's own default shape and flags (attn.h), where its .cu defines them; NULL elsewhere. */
 extern const rung_cli rung_cli_own __attribute__((weak));
+/* A backward rung's (08) mark (attn.h), where its .cu defines it; NULL elsewhere. */
+extern const rung_grad rung_grad_own __attribute__((weak));
 
 int main(int argc, char **argv)
 {
     driver D;
     memset(&D, 0, sizeof D);
     cli_defaults_for(&D.opt, &rung_cli_own ? &rung_cli_own : NULL);
+    D.grad = &rung_grad_own ? &rung_grad_own : NULL;
+    D.opt.backward = D.grad != NULL;
     char err[CLI_ERR_MAX];
     int rc = cli_parse(argc, argv, &D.opt, err, sizeof err);
     if (rc > 0) { printf("%s\n", err); return EXIT_OK; }
     if (rc < 0) { fprintf(stderr, "error: %s\n", err); return EXIT_USAGE; }
 
+    if (D.opt.pass) {                  /* which sweeps run this binary (tools/ladder.sh, tour.sh) */
+        printf("%s\n", D.grad ? "backward" : "forward");
+        return EXIT_OK;
+    }
     const rung *const *lists[2] = {rung_variants, FP8_VARIANTS};
     if (D.opt.list) {
         for (int l = 0; l < 2; l++)
@@ -110,7 +125,7 @@ int main(int argc, char **argv)
     D.env.fp8_per_tensor = D.opt.fp8_per_tensor;
     D.env.fp8_no_hadamard = D.opt.fp8_no_hadamard;
 
-    uint16_t *loaded[3] = {NULL, NULL, NULL};
+    uint16_t *loaded[4] = {NULL, NULL, NULL, NULL};
     if (D.opt.load && load_inputs(&D, loaded)) return EXIT_USAGE;
 
     if (!D.have_device) {

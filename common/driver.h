@@ -16,6 +16,7 @@ enum { ST_OK, ST_FAIL, ST_UNSUPPORTED, ST_SKIPPED, ST_TOO_BIG };
 typedef struct driver {
     cli_opts opt;
     const rung *r;
+    const rung_grad *grad;    /* the binary's rung_grad_own (a backward rung, 08), or NULL */
     int r_fp8;                /* r is one of the rung's FP8 steps (rung_fp8_variants[], attn.h) */
     device_info dev;
     attn_env env;
@@ -40,15 +41,30 @@ void device_start(driver *D);
 /* run_shape.c: one shape, checked, timed and reported; returns ST_*. `loaded` holds user inputs
  * (--load) or NULL for seeded ones. first_ms_out: the first launch's time (0 if none ran). */
 int run_shape(driver *D, const run_case *c, uint16_t *const loaded[3], double *first_ms_out);
+/* run_shape.c: the start of one shape's job (run_shape, run_grad): the row (rung, shape, status and
+ * extra buffers, the line's label), the rung's refusal (reported: ST_UNSUPPORTED) and its workspace;
+ * ST_OK with no device (nothing to run), else -1: go on. */
+int shape_begin(driver *D, const run_case *rc, report_row *row, char *status, size_t status_len, char *extra,
+                size_t extra_len);
+/* run_shape.c: a launch failed: the row reported FAIL with err; exits if the context is lost. */
+void report_failure(driver *D, report_row *row, char *status, size_t n, const char *err);
+/* run_shape.c: what follows the first, checked launch: --profile's launch under the profiler,
+ * --no-time's second launch, or the timed runs into row->t. NULL or an error. */
+const char *after_first(driver *D, const bench_job *job, double first_ms, report_row *row);
 /* run_shape.c: every row goes out here, to the table (unless --quiet) and the CSV (--csv). */
 void emit(driver *D, report_row *row);
+
+/* run_grad.c: one shape through a backward rung (D->grad set): the forward's O and LSE made
+ * untimed, dQ, dK, dV checked against common/ref_bwd.c, timed, reported; ST_*. `loaded` holds
+ * --load's q, k, v, dO or NULL. */
+int run_grad(driver *D, const run_case *c, uint16_t *const loaded[4], double *first_ms_out);
 
 /* read_floor.c: --read-floor, the floor for this shape's K and V instead of the rung; ST_*. */
 int run_floor(driver *D, const attn_shape *s, double *first_ms_out);
 
 /* sweep.c: one shape, through the rung, or with --read-floor the floor of its K and V; ST_*
  * (main's single shape, and each of a sweep's). */
-int run_one(driver *D, const run_case *c, uint16_t *const loaded[3], double *first_ms_out);
+int run_one(driver *D, const run_case *c, uint16_t *const loaded[4], double *first_ms_out);
 /* sweep.c: --sweep. sweep_check reads and validates the file alone (no GPU): 0, or -1 (printed). */
 int sweep_check(driver *D);
 int run_sweep(driver *D);      /* EXIT_* */

@@ -30,6 +30,9 @@ void fill_normal(uint16_t *dst, size_t n, attn_dtype t, uint64_t seed, uint64_t 
  * rest N(0,1): FlashAttention-3's test of FP8 quantization. */
 void make_inputs(const attn_shape *s, uint64_t seed, int mode, uint16_t *q, uint16_t *k, uint16_t *v);
 
+/* dO for the backward pass (rung 08): N(0,1) entries, [B,Hq,N,d], a stream of its own. */
+void make_grad_input(const attn_shape *s, uint64_t seed, uint16_t *dout);
+
 /* Per-request KV lengths in [1, M] for `dist`: "equal" (all M), "uniform" (uniform in [1, M]),
  * "longtail" (most short, a few near M). Returns 0, or -1 for an unknown name. */
 int make_seqlens(const char *dist, int B, int M, uint64_t seed, int *out);
@@ -71,6 +74,33 @@ void ref_init(void);
 double ref_row(const attn_shape *s, const uint16_t *q, const uint16_t *k, const uint16_t *v,
                int b, int h, int i, double *out, double *scratch);
 
+/* ---------------------------------------------------------------- ref_bwd.c */
+
+/* The backward pass in float64 (rung 08; the formulas are at the top of ref_bwd.c): for one
+ * (b, KV head) group, its G = Hq/Hkv query heads' N rows each and its M keys, the forward recomputed
+ * (O, LSE) and the gradients of L = sum(dO o O): dQ, and dK, dV summed over the group's heads.
+ * A row that sees no key gets O = 0, LSE = -inf and dQ = 0 and adds nothing to dK, dV; a key past
+ * the request's length gets dK = dV = 0. */
+typedef struct ref_bwd_out {
+    double *o, *dq;        /* [G][N][d]: the group's query heads in order */
+    double *lse;           /* [G][N] */
+    double *dk, *dv;       /* [M][d] */
+} ref_bwd_out;
+
+/* The same on float64 arrays (q, dout, o, dq [G][N][d]; k, v, dk, dv [M][d]; lse [G][N]) with mk
+ * keys of M visible (attn_kv_len), shape s giving N, M, d, scale and causal. */
+void ref_bwd_f64(const attn_shape *s, int mk, int G, const double *q, const double *k, const double *v,
+                 const double *dout, double *o, double *lse, double *dq, double *dk, double *dv);
+/* Buffers for one group of shape s: 0, or -1 (nothing allocated). ref_bwd_free releases them. */
+int ref_bwd_alloc(const attn_shape *s, ref_bwd_out *r);
+void ref_bwd_free(ref_bwd_out *r);
+/* Group (b, kvh) from storage-type tensors (q, dout [B,Hq,N,d]; k, v [B,Hkv,M,d]): 0, or -1 out of
+ * host memory. */
+int ref_bwd_group(const attn_shape *s, const uint16_t *q, const uint16_t *k, const uint16_t *v,
+                  const uint16_t *dout, int b, int kvh, ref_bwd_out *r);
+/* Multiply-adds one group costs (the check's budget counts in these). */
+double ref_bwd_group_cost(const attn_shape *s);
+
 /* ---------------------------------------------------------------- check.c */
 
 typedef struct check_result {
@@ -106,6 +136,17 @@ void check_output(const attn_shape *s, const uint16_t *q, const uint16_t *k, con
                   const uint16_t *o, const float *lse, double budget, uint64_t seed,
                   check_result *r);
 
+/* ---------------------------------------------------------------- check_bwd.c */
+
+/* Compare a backward rung's dQ, dK, dV (host copies, storage type) with ref_bwd.c's, under the
+ * forward's tolerance on each; every element scanned for NaN/Inf (the driver poisons them), dQ of a
+ * row that sees no key must be 0. Whole (b, KV head) groups are compared, as many as `budget`
+ * multiply-adds allow, never fewer than one; r->rows_checked counts the query rows of those groups.
+ * rel[0..2]: the rel-L2 errors of dQ, dK, dV; r->rel_err is the largest, r->lse_err is left 0. */
+void check_grads(const attn_shape *s, const uint16_t *q, const uint16_t *k, const uint16_t *v,
+                 const uint16_t *dout, const uint16_t *dq, const uint16_t *dk, const uint16_t *dv,
+                 double budget, uint64_t seed, check_result *r, double rel[3]);
+
 /* ---------------------------------------------------------------- cli.c */
 
 enum { FLUSH_WRITE_READ = 0, FLUSH_WRITE = 1 };   /* --flush: see l2flush.cu */
@@ -130,9 +171,12 @@ typedef struct cli_opts {
     int no_time;               /* tests: run twice (check + same-bits), no timing */
     int profile;               /* make profile: as no_time, the second launch between cudaProfilerStart/Stop */
     int list, probe, ceilings, quiet;
+    int pass;                  /* --pass: print forward or backward (the binary's kind) and exit */
     int read_floor;            /* time a bare read of K and V instead of the rung */
     const rung_cli *own;       /* the rung's own default shape and flags (attn.h), or NULL */
     int shape_flags;           /* which of --b --hq --hkv --h --n --m --d were given (--load refuses them) */
+    int backward;              /* the binary is a backward rung (08): --help says what --load and --save
+                                  read and write then; set by the driver before cli_parse */
 } cli_opts;
 
 /* The driver's defaults; with `own` (may be NULL), the rung's own default shape and flags. */
@@ -221,6 +265,14 @@ const char *measure_gemm_tflops(cublasHandle_t h, cudaStream_t st, int n, double
 const char *l2_flush(void *buf, size_t bytes, int mode, cudaStream_t st);
 const char *l2_flush_name(int mode);      /* "write+read" or "write", for the report */
 
+/* ---------------------------------------------------------------- forward_plain.cu */
+
+/* The forward pass a backward rung (rung 08) needs as its input, made by the driver outside the
+ * timed region: O (storage type) and LSE (float32) for shape s (head dims up to 256), one warp per
+ * query row, float32. NULL or an error message. */
+const char *forward_plain(const attn_shape *s, const void *q, const void *k, const void *v, void *o,
+                          float *lse, const int *seqlens_k, cudaStream_t st);
+
 /* ---------------------------------------------------------------- read_floor_kernel.cu */
 
 /* One kernel that reads a then b (plain loads, all SMs): the fastest a launch can move these
@@ -251,6 +303,7 @@ typedef struct report_row {
     int checked;
     size_t workspace_bytes;
     const char *extra;       /* key=value;... (sample size, planner, seqlens, ...) */
+    int backward;            /* rung 08: TFLOP/s and GB/s by attn_bwd_flops and attn_bwd_bytes */
 } report_row;
 
 void report_table_header(FILE *f);

@@ -68,6 +68,11 @@ void make_inputs(const attn_shape *s, uint64_t seed, int mode, uint16_t *q, uint
     fill_normal(v, attn_kv_elems(s), s->dtype, seed, 3, 1.0);
 }
 
+void make_grad_input(const attn_shape *s, uint64_t seed, uint16_t *dout)
+{
+    fill_normal(dout, attn_q_elems(s), s->dtype, seed, 4, 1.0);
+}
+
 int make_seqlens(const char *dist, int B, int M, uint64_t seed, int *out)
 {
     for (int b = 0; b < B; b++) {

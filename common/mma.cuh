@@ -1,6 +1,7 @@
 /* Thin wrappers over the PTX instructions the tensor-core rungs (05, 06) are built from:
  * ldmatrix (shared memory -> mma fragments), mma.sync m16n8k16 (float16 or bfloat16 in, float32
- * accumulate), and cp.async (global -> shared without a trip through registers). Requires sm_80
+ * accumulate), cp.async (global -> shared without a trip through registers), and the float32
+ * reduction into global memory of the backward pass's dQ (rung 08). Requires sm_80
  * or newer. At the end, the same operations picked by the storage type T (__half or
  * __nv_bfloat16), for kernels that take it as a template parameter (rungs 04 and 05).
  *
@@ -80,6 +81,15 @@ static __device__ __forceinline__ void cp_async_16(uint32_t dst, const void *src
     asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" :: "r"(dst), "l"(src), "r"(bytes));
 }
 
+/* 4 bytes global -> shared, asynchronously (one float of a row vector such as the LSE, whose rows
+ * need not start 16 bytes apart); zero-filled with valid == false. .ca: cp.async takes 4 bytes
+ * only through L1. */
+static __device__ __forceinline__ void cp_async_4(uint32_t dst, const void *src, bool valid)
+{
+    int bytes = valid ? 4 : 0;
+    asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;\n" :: "r"(dst), "l"(src), "r"(bytes));
+}
+
 static __device__ __forceinline__ void cp_async_commit(void)
 {
     asm volatile("cp.async.commit_group;\n" ::);
@@ -90,6 +100,20 @@ template <int n>
 static __device__ __forceinline__ void cp_async_wait(void)
 {
     asm volatile("cp.async.wait_group %0;\n" :: "n"(n));
+}
+
+/* p[0] += a, p[1] += b in global memory, float32, without reading the result back (a reduction,
+ * not an atomic that returns the old value). p 8-byte aligned. On sm_90 one red.global.add.v2.f32:
+ * the two floats travel to L2 as one request; before sm_90 the vector form does not exist, and it
+ * is two scalar reductions. The order in which several blocks' additions land is not fixed. */
+static __device__ __forceinline__ void red_add_f32x2(float *p, float a, float b)
+{
+#if __CUDA_ARCH__ >= 900
+    asm volatile("red.global.add.v2.f32 [%0], {%1, %2};\n" :: "l"(p), "f"(a), "f"(b) : "memory");
+#else
+    atomicAdd(p, a);
+    atomicAdd(p + 1, b);
+#endif
 }
 
 /* ---- picked by the storage type T: __half (float16) or __nv_bfloat16 (bfloat16) ----------

@@ -67,6 +67,10 @@ void report_label(const run_case *c, char *out, size_t n)
     if (c->model[0]) add(out, n, &k, "model=%s;", c->model);
 }
 
+/* The FLOPs and bytes a row's rate counts: the forward's, or the backward's (attn.h) */
+static double row_flops(const report_row *r) { return r->backward ? attn_bwd_flops(&r->shape) : attn_flops(&r->shape); }
+static double row_bytes(const report_row *r) { return r->backward ? attn_bwd_bytes(&r->shape) : attn_bytes(&r->shape); }
+
 static const char *dtype_name(attn_dtype t) { return t == ATTN_E4M3 ? "e4m3" : t == ATTN_BF16 ? "bf16" : "f16"; }
 
 void report_table_header(FILE *f)
@@ -84,8 +88,8 @@ void report_table_row(FILE *f, const report_row *r)
         double sec = r->t.ms_median * 1e-3;
         fprintf(f, "%9.4f %9.4f %9.4f ", r->t.ms_median, r->t.ms_min, r->t.ms_max);
         if (r->bytes_only) fprintf(f, "%8s ", "-");
-        else fprintf(f, "%8.2f ", attn_flops(s) / sec * 1e-12);
-        fprintf(f, "%7.0f ", attn_bytes(s) / sec * 1e-9);
+        else fprintf(f, "%8.2f ", row_flops(r) / sec * 1e-12);
+        fprintf(f, "%7.0f ", row_bytes(r) / sec * 1e-9);
     } else {
         fprintf(f, "%9s %9s %9s %8s %7s ", "-", "-", "-", "-", "-");
     }
@@ -160,8 +164,8 @@ int report_csv_row(const char *path, const device_info *dev, const report_row *r
         double sec = r->t.ms_median * 1e-3;
         fprintf(f, "%.6f,%.6f,%.6f,", r->t.ms_median, r->t.ms_min, r->t.ms_max);
         if (r->bytes_only) fprintf(f, ",");
-        else fprintf(f, "%.3f,", attn_flops(s) / sec * 1e-12);
-        fprintf(f, "%.1f,", attn_bytes(s) / sec * 1e-9);
+        else fprintf(f, "%.3f,", row_flops(r) / sec * 1e-12);
+        fprintf(f, "%.1f,", row_bytes(r) / sec * 1e-9);
     } else {
         fprintf(f, ",,,,,");
     }

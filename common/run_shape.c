@@ -121,34 +121,51 @@ static void save_outputs(const driver *D, const attn_shape *s, const uint16_t *h
 }
 
 /* A launch failed: report the row; a sticky error (illegal address) leaves the context unusable,
- * so then stop. */
-static void report_failure(driver *D, report_row *row, char *status, size_t n, const char *err)
+ * so then stop. (run_grad.c's too.) */
+void report_failure(driver *D, report_row *row, char *status, size_t n, const char *err)
 {
     snprintf(status, n, "FAIL: %s", err);
     emit(D, row);
     if (cudaDeviceSynchronize() != cudaSuccess) exit(EXIT_FAIL);
 }
 
+int shape_begin(driver *D, const run_case *rc, report_row *row, char *status, size_t status_len, char *extra,
+                size_t extra_len)
+{
+    char why[512] = "";
+    memset(row, 0, sizeof *row);
+    row->rung = D->r->id;
+    row->shape = rc->shape;
+    row->status = status;
+    row->extra = extra;
+    report_label(rc, extra, extra_len);   /* a row that does not run to the end still names its line */
+    if (attn_unsupported(D->r, D->r_fp8, &rc->shape, &D->env, why, sizeof why)) {
+        snprintf(status, status_len, "unsupported: %s", why);
+        emit(D, row);
+        return ST_UNSUPPORTED;
+    }
+    row->workspace_bytes = D->r->workspace_bytes(&rc->shape, &D->env);
+    return D->have_device ? -1 : ST_OK;
+}
+
+const char *after_first(driver *D, const bench_job *job, double first_ms, report_row *row)
+{
+    if (D->opt.profile) return bench_profiled(job, D->st);
+    if (D->opt.no_time) {
+        double again;
+        return bench_once(job, D->st, &again);
+    }
+    return bench_time(job, D->st, D->opt.warmups, D->opt.runs, first_ms, &row->t);
+}
+
 int run_shape(driver *D, const run_case *rc, uint16_t *const loaded[3], double *first_ms_out)
 {
     attn_shape s = rc->shape;
-    char why[512] = "", status[700], extra[1024];
+    char status[700], extra[1024];
     report_row row;
-    memset(&row, 0, sizeof row);
-    row.rung = D->r->id;
-    row.shape = s;
-    row.status = status;
-    row.extra = extra;
-    report_label(rc, extra, sizeof extra);   /* a row that does not run to the end still names its line */
     *first_ms_out = 0.0;
-
-    if (attn_unsupported(D->r, D->r_fp8, &s, &D->env, why, sizeof why)) {
-        snprintf(status, sizeof status, "unsupported: %s", why);
-        emit(D, &row);
-        return ST_UNSUPPORTED;
-    }
-    row.workspace_bytes = D->r->workspace_bytes(&s, &D->env);
-    if (!D->have_device) return ST_OK;
+    int begun = shape_begin(D, rc, &row, status, sizeof status, extra, sizeof extra);
+    if (begun >= 0) return begun;
 
     /* A paged KV cache: the block table (seeded), and on the device the page pools instead of K and V
      * (common/pages.c); the host keeps K and V contiguous for the reference. */
@@ -258,19 +275,12 @@ int run_shape(driver *D, const run_case *rc, uint16_t *const loaded[3], double *
         check_output(&s, hq, hk, hv, ho, hl, D->opt.check_budget, D->opt.seed, &row.c);
         row.checked = 1;
     }
-    if (D->opt.profile) {
-        /* the profiled range holds every kernel of a launch: with prepare(), its kernels too */
-        const bench_job both = {poison_flush, launch_both, &c};
-        err = bench_profiled(D->r->prepare ? &both : &job, D->st);
-    } else if (D->opt.no_time) {
-        double again;
-        err = bench_once(&job, D->st, &again);
-    } else {
-        err = bench_time(&job, D->st, D->opt.warmups, D->opt.runs, first_ms, &row.t);
-        if (!err && D->r->prepare) {
-            err = time_prepare(D, &c, row.t.runs, &row.t_prep, &row.t_total);
-            row.timed_prep = !err;
-        }
+    /* the profiled range holds every kernel of a launch: with prepare(), its kernels too */
+    const bench_job both = {poison_flush, launch_both, &c};
+    err = after_first(D, D->opt.profile && D->r->prepare ? &both : &job, first_ms, &row);
+    if (!err && D->r->prepare && !D->opt.profile && !D->opt.no_time) {
+        err = time_prepare(D, &c, row.t.runs, &row.t_prep, &row.t_total);
+        row.timed_prep = !err;
     }
     if (err) {
         report_failure(D, &row, status, sizeof status, err);

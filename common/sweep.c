@@ -20,14 +20,15 @@ static int by_flops(const void *a, const void *b)
     return x->order - y->order;
 }
 
-/* One case: through the rung, or with --read-floor the floor of its K and V; ST_*. Each shape of a
+/* One case: through the rung (a backward rung: run_grad.c), or with --read-floor the floor of its K and V; ST_*. Each shape of a
  * sweep, and main's single shape. */
-int run_one(driver *D, const run_case *c, uint16_t *const loaded[3], double *first_ms_out)
+int run_one(driver *D, const run_case *c, uint16_t *const loaded[4], double *first_ms_out)
 {
     if (D->opt.read_floor) {
         *first_ms_out = 0.0;
         return D->have_device ? run_floor(D, &c->shape, first_ms_out) : ST_OK;
     }
+    if (D->grad) return run_grad(D, c, loaded, first_ms_out);
     return run_shape(D, c, loaded, first_ms_out);
 }
 

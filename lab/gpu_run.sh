@@ -5,14 +5,14 @@
 #
 #   build      make build (with the machine's own nvcc and cuBLAS)
 #   test       make test: CPU tests + the GPU correctness matrix (tests/gpu_cases.txt)
-#   sanitize   compute-sanitizer memcheck, racecheck, synccheck: every rung variant (or SAN_RUNGS, and
+#   sanitize   compute-sanitizer memcheck, racecheck, synccheck: every forward rung variant (or SAN_RUNGS, and
 #              of those SAN_VARIANTS), a small shape with tails (N = 77, M = 131), causal, GQA; the same
 #              at N = 2000, M = 2100 (rung 07's three consumers at d = 64); a causal
 #              GQA shape with N > M (rows that see no key) in bfloat16 at d = 96, with more work tiles
 #              than an H100 has SMs (rung 07e's blocks take several); plus a varlen decode shape and a uniform
 #              one (rung 06 merges it in clusters of 8 on sm_90), and a varlen decode batch on a paged
 #              KV cache of 16-key pages, in float16 at d = 64 and in bfloat16 at d = 80 (rung 06 alone;
-#              the other rungs refuse it)
+#              the other rungs refuse it). The backward rung (08) is lab/bwd_run.sh sanitize's
 #   tune       rung 05's tuning candidates and ablations (lab/tune05.sh) -> results/lab/<gpu>-tune05.csv
 #   tour       make: the tour (tools/tour.sh), every rung variant, the ceilings and the peers on the
 #              ladder table's two shapes -> results/<gpu>-tour.csv, the table, the plots; its
@@ -74,6 +74,8 @@ for step in "$@"; do
     sanitize)
       : > $LOG/sanitize.log
       for b in build/bin/0[0-9]_*; do
+        # forward shapes: the backward rung's sanitizer runs are lab/bwd_run.sh sanitize's
+        [ "$("$b" --pass)" = forward ] || continue
         id=$(basename "$b" | cut -c1-2)
         if [ -n "${SAN_RUNGS:-}" ] && ! printf '%s\n' $SAN_RUNGS | grep -qx "$id"; then continue; fi
         for v in $("$b" --list | cut -f1); do

@@ -132,6 +132,15 @@ for b in "$bin"/0[0-9]_*; do
   fi
 done
 
+# --pass: "backward" for the binary whose folder defines rung_grad_own (rung 08), "forward" for every
+# other; the tour, the forward sweeps and make profile leave the backward ones out by it.
+for b in "$bin"/0[0-9]_*; do
+  name=$(basename "$b")
+  want=forward; grep -qs 'rung_grad_own' "$name"/*.cu && want=backward
+  out=$("$b" --pass 2>&1); rc=$?
+  [ $rc -eq 0 ] && [ "$out" = $want ] && echo "ok $name --pass: $want" || echo "FAIL $name --pass: exit $rc, '$out', expected $want"
+done
+
 # A head dim a rung does not support: refused with "unsupported: <reason>", exit 3, even with no GPU.
 for b in "$bin"/0[0-9]_*; do
   out=$("$b" --d 24 --n 64 2>&1); rc=$?

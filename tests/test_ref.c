@@ -8,7 +8,7 @@
 #include "../common/harness.h"
 #include "../common/half.h"
 
-static attn_shape shape(int B, int Hq, int Hkv, int N, int M, int d, int causal, float scale)
+attn_shape test_shape(int B, int Hq, int Hkv, int N, int M, int d, int causal, float scale)
 {
     attn_shape s;
     memset(&s, 0, sizeof s);
@@ -30,7 +30,7 @@ static void to_f16(uint16_t *dst, const float *src, int n)
  * O = (1 + 3e)/(1 + e) = 2.4621171573, LSE = log(1 + e) = 1.3132616875. */
 static void ref_d1_m2(void)
 {
-    attn_shape s = shape(1, 1, 1, 1, 2, 1, 0, 1.0f);
+    attn_shape s = test_shape(1, 1, 1, 1, 2, 1, 0, 1.0f);
     const float qf[] = {1}, kf[] = {0, 1}, vf[] = {1, 3};
     uint16_t q[1], k[2], v[2];
     to_f16(q, qf, 1); to_f16(k, kf, 2); to_f16(v, vf, 2);
@@ -58,7 +58,7 @@ static const float D2_V[] = {1, 0, 0, 1, 2, -1};
 
 static void ref_d2_m3(void)
 {
-    attn_shape s = shape(1, 1, 1, 2, 3, 2, 0, 0.5f);
+    attn_shape s = test_shape(1, 1, 1, 2, 3, 2, 0, 0.5f);
     uint16_t q[4], k[6], v[6];
     to_f16(q, D2_Q, 4); to_f16(k, D2_K, 6); to_f16(v, D2_V, 6);
     double out[2], scratch[3];
@@ -82,7 +82,7 @@ static void ref_d2_m3(void)
  * 0, 1 (weights 1-sigmoid(0.5), sigmoid(0.5)); row 2 sees all three (the d2 case above). */
 static void ref_causal_square(void)
 {
-    attn_shape s = shape(1, 1, 1, 3, 3, 2, 1, 0.5f);
+    attn_shape s = test_shape(1, 1, 1, 3, 3, 2, 1, 0.5f);
     const float qf[] = {1, 2, 1, 2, 1, 2};
     uint16_t q[6], k[6], v[6];
     to_f16(q, qf, 6); to_f16(k, D2_K, 6); to_f16(v, D2_V, 6);
@@ -104,7 +104,7 @@ static void ref_causal_square(void)
  * LSE = -inf; row 2 sees key 0 -> O = v0, LSE = scale * q.k0. */
 static void ref_fully_masked_row(void)
 {
-    attn_shape s = shape(1, 1, 1, 3, 1, 2, 1, 0.5f);
+    attn_shape s = test_shape(1, 1, 1, 3, 1, 2, 1, 0.5f);
     const float qf[] = {1, 2, 1, 2, 3, 4}, kf[] = {1, 1}, vf[] = {5, -6};
     uint16_t q[6], k[2], v[2];
     to_f16(q, qf, 6); to_f16(k, kf, 2); to_f16(v, vf, 2);
@@ -127,7 +127,7 @@ static void ref_fully_masked_row(void)
  * names the KV head read, and LSE = log(1 + e^(g+1)). */
 static void ref_gqa_mapping(void)
 {
-    attn_shape s = shape(2, 4, 2, 1, 2, 2, 0, 1.0f);
+    attn_shape s = test_shape(2, 4, 2, 1, 2, 2, 0, 1.0f);
     float qf[2 * 4 * 2], kf[2 * 2 * 2 * 2], vf[2 * 2 * 2 * 2];
     for (int r = 0; r < 8; r++) { qf[2 * r] = 1; qf[2 * r + 1] = 0; }
     for (int b = 0; b < 2; b++)
@@ -165,7 +165,7 @@ static void ref_gqa_mapping(void)
 static void ref_seqlens(void)
 {
     int lens[3] = {1, 3, 2};
-    attn_shape s = shape(3, 1, 1, 1, 3, 2, 0, 0.5f);
+    attn_shape s = test_shape(3, 1, 1, 1, 3, 2, 0, 0.5f);
     s.seqlens_k = lens;
     float qf[6] = {1, 2, 1, 2, 1, 2}, kf[18], vf[18];
     for (int b = 0; b < 3; b++) {
@@ -203,7 +203,7 @@ static void ref_seqlens(void)
 static void ref_matches_direct(void)
 {
     for (int causal = 0; causal < 2; causal++) {
-        attn_shape s = shape(2, 6, 2, 5, 7, 3, causal, 0.4f);
+        attn_shape s = test_shape(2, 6, 2, 5, 7, 3, causal, 0.4f);
         size_t nq = attn_q_elems(&s), nkv = attn_kv_elems(&s);
         uint16_t *q = malloc(nq * 2), *k = malloc(nkv * 2), *v = malloc(nkv * 2);
         make_inputs(&s, 5, INPUT_NORMAL, q, k, v);
@@ -237,7 +237,7 @@ static void ref_matches_direct(void)
 
 static void causal_alignment(void)
 {
-    attn_shape s = shape(1, 1, 1, 3, 5, 8, 1, 1.0f);     /* N < M: row 0 sees keys 0..2 */
+    attn_shape s = test_shape(1, 1, 1, 3, 5, 8, 1, 1.0f);     /* N < M: row 0 sees keys 0..2 */
     const int lt[3] = {3, 4, 5};
     for (int i = 0; i < 3; i++) EXPECT_MSG(attn_row_end(&s, i, 5) == lt[i], "N=3 M=5 row %d: %d", i, attn_row_end(&s, i, 5));
 
@@ -265,7 +265,7 @@ static void causal_alignment(void)
 static void flops_and_bytes(void)
 {
     /* causal B=1 Hq=2 N=3 M=5 d=4: rows see 3 + 4 + 5 = 12 keys; FLOPs 4 * 2 * 4 * 12 = 384 */
-    attn_shape s = shape(1, 2, 1, 3, 5, 4, 1, 0.5f);
+    attn_shape s = test_shape(1, 2, 1, 3, 5, 4, 1, 0.5f);
     EXPECT_NEAR(attn_visible_pairs(&s), 12.0, 0);
     EXPECT_NEAR(attn_flops(&s), 384.0, 0);
     s.causal = 0;                                        /* 3 * 5 = 15 pairs, 480 FLOPs */
@@ -273,13 +273,13 @@ static void flops_and_bytes(void)
     EXPECT_NEAR(attn_flops(&s), 480.0, 0);
 
     /* causal N=5 M=3: 0 + 0 + 1 + 2 + 3 = 6 */
-    attn_shape t = shape(1, 1, 1, 5, 3, 2, 1, 1.0f);
+    attn_shape t = test_shape(1, 1, 1, 5, 3, 2, 1, 1.0f);
     EXPECT_NEAR(attn_visible_pairs(&t), 6.0, 0);
     EXPECT_NEAR(attn_flops(&t), 4.0 * 1 * 2 * 6, 0);
 
     /* varlen causal B=2 N=3, lengths {5, 2}: 12 + (0 + 1 + 2) = 15 */
     int lens[2] = {5, 2};
-    attn_shape u = shape(2, 1, 1, 3, 5, 2, 1, 1.0f);
+    attn_shape u = test_shape(2, 1, 1, 3, 5, 2, 1, 1.0f);
     u.seqlens_k = lens;
     EXPECT_NEAR(attn_visible_pairs(&u), 15.0, 0);
     EXPECT(attn_kv_len(&u, 1) == 2);
@@ -289,7 +289,7 @@ static void flops_and_bytes(void)
     /* the closed form (no loop over rows) equals the row-by-row sum of attn_row_end */
     for (int n = 1; n <= 24; n++)
         for (int m = 1; m <= 24; m++) {
-            attn_shape c = shape(3, 1, 1, n, m, 2, 1, 1.0f);
+            attn_shape c = test_shape(3, 1, 1, n, m, 2, 1, 1.0f);
             double rows = 0.0;
             for (int i = 0; i < n; i++) rows += attn_row_end(&c, i, m);
             EXPECT_MSG(attn_visible_pairs(&c) == 3 * rows, "causal N=%d M=%d: %g pairs, rows sum to %g", n, m,
@@ -348,7 +348,7 @@ static void seqlens_dists(void)
 
 static void inputs_seeded(void)
 {
-    attn_shape s = shape(1, 2, 1, 64, 96, 32, 0, 1.0f);
+    attn_shape s = test_shape(1, 2, 1, 64, 96, 32, 0, 1.0f);
     size_t nq = attn_q_elems(&s), nkv = attn_kv_elems(&s);
     uint16_t *q1 = malloc(nq * 2), *k1 = malloc(nkv * 2), *v1 = malloc(nkv * 2);
     uint16_t *q2 = malloc(nq * 2), *k2 = malloc(nkv * 2), *v2 = malloc(nkv * 2);

@@ -5,7 +5,10 @@
 #   SWEEPS="prefill decode article varlen"  which sweeps/<name>.txt to run (default: these four;
 #                                    varlen runs rung 06 once per split planner: fa, greedy,
 #                                    balanced, auto; models, the open models' shapes of
-#                                    sweeps/models.txt, runs only when named: lab/gpu_run.sh models)
+#                                    sweeps/models.txt, runs only when named: lab/gpu_run.sh models;
+#                                    so does backward, sweeps/backward.txt: the backward rungs and
+#                                    the peers' backward pass, where every other sweep runs the
+#                                    forward rungs: a binary's --pass says which it is)
 #   RUNGS="05 06 peers floor"        re-measure only these rungs (a variant id such as 05c: that variant
 #                                    alone; peers: the PyTorch rows; floor: the
 #                                    decode sweep's floor-read rows, one kernel that only reads K
@@ -75,16 +78,20 @@ for sw in $sweeps; do
   else
     "$BIN/00_baseline" --ceilings --csv "$out" || rc=1
   fi
+  # the pass this sweep times: the backward sweep's rows are backward passes, every other's forward
+  pass=forward; [ "$sw" = backward ] && pass=backward
   if { [ -z "${RUNGS:-}" ] || printf '%s\n' $RUNGS | grep -qx peers; } &&
      [ -x tools/peers.py ] && python3 -c 'import torch' 2>/dev/null; then
-    echo "== peers (PyTorch SDPA): sweeps/$sw.txt"
-    python3 tools/peers.py --sweep "sweeps/$sw.txt" --csv "$out" || echo "peers failed (optional; rows left out)"
+    echo "== peers (PyTorch SDPA$([ $pass = backward ] && echo ", backward")): sweeps/$sw.txt"
+    python3 tools/peers.py $([ $pass = backward ] && echo --backward) --sweep "sweeps/$sw.txt" --csv "$out" ||
+      echo "peers failed (optional; rows left out)"
   fi
   if [ "$sw" = decode ] && { [ -z "${RUNGS:-}" ] || printf '%s\n' $RUNGS | grep -qx floor; }; then
     echo "== floor-read: sweeps/$sw.txt"
     "$BIN/00_baseline" --read-floor --sweep "sweeps/$sw.txt" --csv "$out" || rc=1
   fi
   for b in "$BIN"/0[0-9]_*; do
+    [ "$("$b" --pass)" = $pass ] || continue
     id=$(basename "$b" | cut -c1-2)
     if [ -n "${RUNGS:-}" ] && ! printf '%s\n' $RUNGS | grep -q "^$id[a-z]*$"; then continue; fi
     for v in $("$b" --list | cut -f1); do

@@ -145,9 +145,13 @@ n=${1:-}
 if [ -n "$n" ]; then
   dir=$(ls -d "$(printf '%02d' "$((10#$n))" 2>/dev/null)"_* 2>/dev/null | head -n 1)
   [ -n "$dir" ] && [ -x "$BIN/$dir" ] || { echo "no rung $n: the rungs are $(ls -d 0[0-9]_* | tr '\n' ' ')"; exit 2; }
+  [ "$("$BIN/$dir" --pass)" = forward ] || {
+    echo "make profile $n: $dir is a backward pass; make profile measures the forward rungs (forward shapes, forward FLOP counts)"; exit 2; }
   bins=("$BIN/$dir")
 else
-  bins=("$BIN"/0[0-9]_*)
+  # the forward rungs: results/<gpu>-profile.csv counts forward FLOPs on forward shapes
+  bins=()
+  for b in "$BIN"/0[0-9]_*; do [ "$("$b" --pass)" = forward ] && bins+=("$b"); done
 fi
 NCU=$(command -v ncu 2>/dev/null)
 if [ -z "$NCU" ]; then

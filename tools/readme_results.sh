@@ -19,7 +19,8 @@
 #             often it is >= 1.00 and >= 0.95. best: vs=ref (torch-cudnn)
 #   models    results/<gpu>-models.csv as tables: prefill (TFLOP/s), decode=16x4096,1x32768 (B x M, GB/s)
 #   ladder    per rung id, then the peers, prefill TFLOP/s and decode GB/s on sweeps/tour.txt's shapes
-#             and × rung 00, from results/<gpu>-{prefill,decode}.csv (from=tour: <gpu>-tour.csv); each
+#             and × rung 00, from results/<gpu>-{prefill,decode}.csv (from=tour: <gpu>-tour.csv), and
+#             where results/<gpu>-backward.csv is (not from=tour) the backward TFLOP/s on the prefill shape; each
 #             rung's label and idea from its descriptor in its sources
 #   ceilings  the ceiling rows of results/<gpu>-<sweep>.csv, sweeps=prefill,decode
 #   decode    results/<gpu>-decode.csv per B x M in µs: the floor, rungs=06a,06b,06c, the peers; the last
@@ -86,13 +87,16 @@ function shape_text(flt,   a, n, i, kv, s) { n = split(flt, a, " ")
 EOF
 arg() { local a w; read -ra w <<< "$1"; for a in ${w[@]+"${w[@]}"}; do case $a in "$2"=*) printf '%s' "${a#*=}"; return ;; esac; done; printf '%s' "$3"; }
 need() { [ -f "$1" ] && return 0; why="no $1"; return 1; }
-gen_ladder() {  # GPU FROM (tour: both columns from results/<gpu>-tour.csv)
-  local pre=$RES/$1-prefill.csv dec=$RES/$1-decode.csv files=(); [ "$2" = tour ] && pre=$RES/$1-tour.csv dec=$RES/$1-tour.csv
+gen_ladder() {  # GPU FROM (tour: both columns from results/<gpu>-tour.csv, and no backward column)
+  local pre=$RES/$1-prefill.csv dec=$RES/$1-decode.csv bwd=$RES/$1-backward.csv files=()
+  [ "$2" = tour ] && pre=$RES/$1-tour.csv dec=$RES/$1-tour.csv bwd=""
   [ -f "$pre" ] && files+=("$pre"); [ -f "$dec" ] && [ "$dec" != "$pre" ] && files+=("$dec")
   [ ${#files[@]} -gt 0 ] || { why="no $pre or $dec"; return 1; }
-  awk -v PRE="$pre" -v DEC="$dec" -v FP="$PREFILL_SHAPE" -v FD="$DECODE_SHAPE" -v IDEAS="$IDEAS" "$AWK_CSV"$'\n''
+  if [ -n "$bwd" ] && [ -f "$bwd" ]; then files+=("$bwd"); else bwd=""; fi    # rung 08's backward pass, the prefill shape
+  awk -v PRE="$pre" -v DEC="$dec" -v BWD="$bwd" -v FP="$PREFILL_SHAPE" -v FD="$DECODE_SHAPE" -v IDEAS="$IDEAS" "$AWK_CSV"$'\n''
 BEGIN { while ((getline line < IDEAS) > 0) { split(line, a, "|"); LABEL[a[1]] = a[2]; IDEA[a[1]] = a[3]; DIRS[a[1]] = a[4] }
-  col["p"] = "tflops"; col["d"] = "gbps"; SRC["p"] = PRE; SRC["d"] = DEC; SH["p"] = FP; SH["d"] = FD }
+  col["p"] = "tflops"; col["d"] = "gbps"; SRC["p"] = PRE; SRC["d"] = DEC; SH["p"] = FP; SH["d"] = FD
+  if (BWD != "") { col["b"] = "tflops"; SRC["b"] = BWD; SH["b"] = FP } }
 { id = $1; k = kind(id); HAVE[FILENAME] = 1; if (k == "ceiling" || k == "floor") next
   if (k == "rung") RUNGS = add(RUNGS, id); else PEERS = add(PEERS, id)
   for (s in col) if (FILENAME == SRC[s] && want(SH[s])) { ST[s, id] = f("status")                       # a later row (a rerun) wins
@@ -105,14 +109,16 @@ function where(F, s,   i, c, p, L, O, nc) {        # the CSV, and which rows of 
   for (i = 1; i <= nc; i++) p = p (i > 1 ? "; " : "") (nc > 1 ? L[O[i]] " at commit " : "at commit ") O[i]
   return HAVE[F] ? F (p != "" ? ", rows " p : ": no ok row on this shape") : "no " F " yet" }
 END { n = split(RUNGS, R, " "); np = split(PEERS, P, " "); isort(R, n)      # lesson order, then the peers; those with a number
-  for (i = 1; i <= n + np; i++) { id = i <= n ? R[i] : P[i - n]; if (("p", id) in V || ("d", id) in V) ALL[++NALL] = id
+  for (i = 1; i <= n + np; i++) { id = i <= n ? R[i] : P[i - n]; if (("p", id) in V || ("d", id) in V || ("b", id) in V) ALL[++NALL] = id
     for (s in col) if (i <= n && (s, id) in V && (BEST[s] == "" || V[s, id] + 0 > V[s, BEST[s]] + 0)) BEST[s] = id }
   printf "Prefill: %s; %s. Decode: %s; %s. ", shape_text(FP), where(PRE, "p"), shape_text(FD), where(DEC, "d")
+  if (BWD != "") printf "Backward (dQ, dK and dV from dO; TFLOP/s count 2.5× the forward'"'"'s FLOPs): the prefill shape; %s. ", where(BWD, "b")
   print "Each × is against rung 00 in the same CSV; bold: the fastest rung in the column.\n"
-  print "| rung | idea | prefill TFLOP/s | × rung 00 | decode GB/s | × rung 00 |\n|---|---|---|---|---|---|"
+  print "| rung | idea | prefill TFLOP/s | × rung 00 | decode GB/s | × rung 00 |" (BWD != "" ? " backward TFLOP/s |" : "") "\n|---|---|---|---|---|---|" (BWD != "" ? "---|" : "")
   for (i = 1; i <= NALL; i++) { id = ALL[i]; lab = (id in LABEL) ? LABEL[id] : id
-    printf "| %s | %s | %s | %s | %s | %s |\n", DIRS[id] == "" ? lab : "[" lab "](" DIRS[id] "/)", IDEA[id], \
-      bold(cell("p", id), "p", id), bold(x00("p", id), "p", id), bold(cell("d", id), "d", id), bold(x00("d", id), "d", id) } }' "${files[@]}"
+    printf "| %s | %s | %s | %s | %s | %s |%s\n", DIRS[id] == "" ? lab : "[" lab "](" DIRS[id] "/)", IDEA[id], \
+      bold(cell("p", id), "p", id), bold(x00("p", id), "p", id), bold(cell("d", id), "d", id), bold(x00("d", id), "d", id), \
+      BWD != "" ? " " bold(cell("b", id), "b", id) " |" : "" } }' "${files[@]}"
 }
 gen_ceilings() {  # GPU SWEEPS
   local files=() sw; for sw in ${2//,/ }; do [ -f "$RES/$1-$sw.csv" ] && files+=("$RES/$1-$sw.csv"); done; [ ${#files[@]} -gt 0 ] || { why="no $RES/$1-{$2}.csv"; return 1; }

@@ -105,6 +105,8 @@ else
 fi
 
 # --- 4. The GPU matrix: every rung (and variant) on every line of tests/gpu_cases.txt ---
+# A backward binary (--pass says backward: rung 08) runs every line too, as a gradient case: dQ, dK
+# and dV checked against common/ref_bwd.c.
 # Rung 06 runs it again under each split planner by name and with 64-key blocks, so that every
 # plan shape (one segment per CTA, CTAs that walk several segments; fused, cluster and kernel
 # merges) is checked, not only the ones the default planner picks.

@@ -33,8 +33,12 @@ out=$W/$gpu-tour.csv final=results/$gpu-tour.csv
 rm -f "$out"
 
 # ---- the steps, and what each should take -------------------------------------------------------
+# The forward rungs alone: the tour's shapes are forward ones, its CSV a forward table, and its
+# time make's budget; a backward binary (--pass says so, rung 08) is make stage 8's and the
+# backward sweep's (SWEEPS=backward make ladder -> results/<gpu>-backward.csv).
 ids=(ceilings) bins=("")
 for b in "$BIN"/0[0-9]_*; do
+  [ "$("$b" --pass)" = forward ] || continue
   for v in $("$b" --list | cut -f1); do ids+=("$v"); bins+=("$b"); done
 done
 nvar=$((${#ids[@]} - 1))
