@@ -9,23 +9,26 @@
  * f8_tile below; the pieces of a tile step (fa3.cu) take their FP8 form where T::FP8 (the functions
  * of this file):
  *
- *   grid    one block per SM (07e's schedule); block 3 warpgroups: the producer, two consumers of
- *           64 query rows each (BR = 128), 240 registers each
- *   smem    Q: 128 rows x DK bytes; K: STAGES tiles of 128 keys x DK bytes; V transposed: STAGES
- *           tiles of DK rows x 128 keys; O: 128 x DK float16, staged for its TMA store; mbarriers.
+ *   grid    one block per SM (07e's schedule); block 1 + CW warpgroups: the producer, CW consumers
+ *           of 64 query rows each (BR = 64 CW): two with 240 registers each, three at DK = 64 with
+ *           160 (f8_tile below has the table)
+ *   smem    Q: BR rows x DK bytes; K: STAGES tiles of BC keys x DK bytes (BC = 128, or 192 at
+ *           DK = 128 on long rows); V transposed: STAGES tiles of DK rows x BC keys; O: BR x DK
+ *           float16, staged for its TMA store; mbarriers.
  *           Rows of 128 bytes, 128B-swizzled (TMA writes them so, wgmma reads them so); Q and K at
- *           DK = 64 are rows of 64 bytes, 64B-swizzled; at DK = 256 rows of two 128-byte chunks.
- *   S = Q K^T    DK / 32 wgmma m64n128k32 e4m3, both operands K-major from shared memory, as 07f's
+ *           DK = 64 are rows of 64 bytes, 64B-swizzled; at DK = 256 rows of two 128-byte chunks;
+ *           V's 192-key tile three chunks of rows of 64 keys, 64B-swizzled.
+ *   S = Q K^T    DK / 32 wgmma m64nBCk32 e4m3, both operands K-major from shared memory, as 07f's
  *                k16 steps but 32 bytes = 32 elements each
  *   softmax      07f's, on S descaled in the same multiply that takes it to log2 units:
  *                scale * log2(e) * scale_q * scale_k(j); P at most 2^8 (the lazy rescale's bound)
- *   O += P V     4 wgmma m64nDKk32, P from registers (its e4m3 bytes in the order of fp8_quant.h),
+ *   O += P V     BC / 32 wgmma m64nDKk32, P from registers (its e4m3 bytes in the order of fp8_quant.h),
  *                V transposed from shared memory: FP8 wgmma has no transpose, both operands are
  *                K-major, so V must lie keys-contiguous. The quantize kernel writes it so.
  *   epilogue     07e's, with O / l times the head's V scale.
  *
- * Quantization (fp8_quant.h has the formats): a scale per 64 query rows and per 128 keys of K and
- * of V (a tile), per batch and head: scale = amax / 448, so each block uses the whole range of e4m3.
+ * Quantization (fp8_quant.h has the formats): a scale per 64 query rows and per K/V tile of keys of
+ * K and of V (f8_bc: 128 or 192), per batch and head: scale = amax / 448, so each block uses the whole range of e4m3.
  * S's descale is free (one multiply per tile folded into the one the softmax does anyway). V's is
  * not: O sums over tiles with different scales. P of tile j is instead multiplied by r_j =
  * scale_v(j) / vmax (at most 1) before its cast -- free as well, an offset log2(r_j) in the
@@ -41,20 +44,31 @@
 #include "../common/reduce.cuh"
 #include "fp8_quant.h"
 
-/* The tile of 07g for DK = 64, 128, 256 (f8_dk), the members fa3.cu's skeleton reads, as f3_tile
+/* The tiles of 07g for DK = 64, 128, 256 (f8_dk), the members fa3.cu's skeleton reads, as f3_tile
  * has them:
  *   CH   64-column chunks of O (float16, the epilogue's and its store's); Q and K are chunks of
- *        ROWB bytes (QCH of them a row: 1, 1, 2), V transposed one chunk of 128 keys a row.
- *   BC   128 keys: a row of the transposed V is one 128-byte swizzle row. FlashAttention-3's FP8
- *        tiles are wider (160 and 224 keys at d = 64 and 128, 128 at 256); a wider tile here would
- *        need the transposed V in more than one chunk.
+ *        ROWB bytes (QCH of them a row: 1, 1, 2), V transposed chunks of VROWB keys a row (VCH of
+ *        them a tile: fp8_quant.h's f8_v_rowb).
+ *   BC   keys per K/V tile, f8_bc: 128, and 192 at DK = 128 where a row sees 16 tiles or more.
+ *        At d = 128 in FP8 the products of a 128-key tile take half their 16-bit time and the
+ *        softmax the same, so what a tile costs besides its products -- the turn between the
+ *        consumers, the waits, the tile's scales, the row maxima's shuffles -- weighs twice as much;
+ *        192 keys spread it over 1.5 times the work. A consumer holds S of the tile (96 registers),
+ *        P (24) and O (64): 184 of its 240. The transposed V tile of 192 keys is three chunks of
+ *        64 keys (64B swizzle), three TMA boxes. FlashAttention-3's FP8 tiles: 192 x 160 at d = 64,
+ *        128 x 224 at 128, 128 x 128 at 256, two stages.
+ *   CW   consumer warpgroups: 3 (192 query rows) at DK = 64 where the rows allow it (fa3.cu's
+ *        f3_three_consumers, as the 16-bit tile table), 2 elsewhere. A consumer then has 160
+ *        registers: S of a 128-key tile (64), P (16) and O (32) fit. At DK = 128, O alone takes 64
+ *        and S 64, so three consumers would spill.
  *   STAGES  3, but 2 at DK = 256, where a third would leave O no room of its own.
  *   PK   k32 steps of P V (fa3.cu's pieces take P as uint32_t[PK][4]). */
-template <int DK_>
+template <int DK_, int BC_ = F8_BC, int CW_ = 2>
 struct f8_tile {
     static constexpr bool FP8 = true;
-    static constexpr int DK = DK_, DV = DK_, CH = DK_ / 64, BC = F8_BC, CW = 2, BR = 64 * CW, REGS = 240;
+    static constexpr int DK = DK_, DV = DK_, CH = DK_ / 64, BC = BC_, CW = CW_, BR = 64 * CW, REGS = CW == 3 ? 160 : 240;
     static constexpr int ROWB = DK < 128 ? DK : 128, QCH = DK / ROWB, PK = BC / 32;
+    static constexpr int VROWB = BC % 128 == 0 ? 128 : 64, VCH = BC / VROWB;   /* fp8_quant.h's f8_v_rowb */
     static constexpr uint32_t q_bytes = BR * DK, kv_bytes = BC * DK, o_bytes = BR * DK * 2;
     static constexpr int STAGES = DK == 256 ? 2 : 3;
     static constexpr bool TURNS = DK <= 128;
@@ -63,6 +77,8 @@ struct f8_tile {
     static constexpr int O_STAGES = 0;
     static constexpr size_t smem = ring + o_bytes;
     static_assert(DK == 64 || DK == 128 || DK == 256, "07g's tiles: DK = 64, 128, 256");
+    static_assert(BC == F8_BC || (BC == F8_BC_WIDE && DK == 128), "the K/V tiles of f8_bc");
+    static_assert(CW == 2 || (CW == 3 && DK == 64 && BC == F8_BC), "three consumers at DK = 64");
     static_assert(O_SEP && smem <= F3_SMEM_MAX, "O staged in space of its own");
 };
 
@@ -130,14 +146,16 @@ static __device__ __forceinline__ void f8_issue_s(float (&s)[T::BC / 2], uint32_
     }
 }
 
-/* O += P V: a k32 step per 32 keys, B = the transposed V tile (DV rows of 128 keys, K-major); the
- * step starts 32 bytes further along the rows. */
+/* O += P V: a k32 step per 32 keys, B = the transposed V tile (DV rows of BC keys, K-major, in
+ * chunks of VROWB keys); the step starts 32 bytes further along the rows, or at the next chunk
+ * (f8_v_step_at). */
 template <class T>
 static __device__ __forceinline__ void f8_issue_pv(f3_rows<T> &r, const uint32_t (&pa)[T::PK][4], uint32_t v_base)
 {
+    constexpr int SW = T::VROWB == 128 ? WGMMA_SWIZZLE_128B : WGMMA_SWIZZLE_64B;
 #pragma unroll
     for (int kb = 0; kb < T::PK; kb++)
-        wgmma_rs_e4m3<T::DV>(r.o, pa[kb], wgmma_desc_sw(v_base + kb * 32, 16, 1024, WGMMA_SWIZZLE_128B), 1);
+        wgmma_rs_e4m3<T::DV>(r.o, pa[kb], wgmma_desc_sw(v_base + f8_v_step_at(kb, T::BC, T::DV), 16, 8 * T::VROWB, SW), 1);
 }
 
 /* P (the accumulators of S after the softmax) to the A registers: 16 accumulators a k32 step. */
@@ -148,8 +166,8 @@ static __device__ __forceinline__ void f8_pack(const float (&s)[T::BC / 2], uint
     for (int kb = 0; kb < T::PK; kb++) f8_pack_k32(&s[16 * kb], pa[kb]);
 }
 
-/* The copies: Q in QCH chunks of ROWB bytes; K the same; V transposed, one box of DK rows x 128 keys
- * at key j BC of its plane. */
+/* The copies: Q in QCH chunks of ROWB bytes; K the same; V transposed, VCH boxes of DK rows x VROWB
+ * keys from key j BC of its plane on (one box where BC = VROWB = 128). */
 template <class T>
 static __device__ __forceinline__ void f8_copy_q(const f3_smem<T> &sm, const CUtensorMap *tq, uint64_t *bar, int m0, int bh)
 {
@@ -160,7 +178,8 @@ template <class T, bool V>
 static __device__ __forceinline__ void f8_copy_kv(void *dst, const CUtensorMap *map, uint64_t *bar, int j, int kvp)
 {
     if constexpr (V) {
-        tma_load_3d(dst, map, bar, j * T::BC, 0, kvp);
+        unsigned char *v = reinterpret_cast<unsigned char *>(dst);
+        for (int ch = 0; ch < T::VCH; ch++) tma_load_3d(v + ch * T::DV * T::VROWB, map, bar, j * T::BC + ch * T::VROWB, 0, kvp);
     } else {
         unsigned char *k = reinterpret_cast<unsigned char *>(dst);
         for (int ch = 0; ch < T::QCH; ch++) tma_load_3d(k + ch * T::BC * T::ROWB, map, bar, ch * T::ROWB, j * T::BC, kvp);
@@ -206,7 +225,7 @@ static __device__ __forceinline__ void f8_unpack8(const uint4 &u, float (&f)[8])
     }
 }
 
-/* Q or K: one block per scale block, ROWS rows (F8_QROWS of Q, F8_BC of K) of plane `plane` of
+/* Q or K: one block per scale block, ROWS rows (F8_QROWS of Q, the K/V tile's of K) of plane `plane` of
  * x [planes][rows][d] -> out [planes][rows][DK] (q8 or k8 of the workspace layout w).
  *   block  ROWS DK / 64 threads: 64 values each, 8 columns of 8 rows
  *   a row  DK / 8 neighbouring threads, 8 columns (16 bytes of float16) each: a warp reads
@@ -272,30 +291,32 @@ __global__ void __launch_bounds__(ROWS * DK / 64) f8_quant_rows(const __half *x,
     }
 }
 
-/* V's block: 256 threads, one K/V tile of F8_BC = 128 keys. */
+/* V's block: 256 threads, one K/V tile of BC keys (f8_bc: 128 or 192). */
 enum { F8_VT_THREADS = 256 };
 
-/* Bytes of V's shared tile: 128 keys of DK / 8 + 1 chunks of 16 bytes (the extra chunk staggers
+/* Bytes of V's shared tile: bc keys of DK / 8 + 1 chunks of 16 bytes (the extra chunk staggers
  * the rows over the banks). */
-static constexpr size_t f8_vt_smem(int dk) { return (size_t)F8_BC * (dk / 8 + 1) * 16; }
+static constexpr size_t f8_vt_smem(int dk, int bc) { return (size_t)bc * (dk / 8 + 1) * 16; }
 
-/* V: keys [k0, k0 + 128) of plane `plane` of v [planes][M][d] -> rows n = 0 .. DK - 1 of the
- * transposed out [planes][DK][nk 128] (vt8 of the workspace layout w), bytes k0 .. k0 + 127: byte p
- * holds key k0 + f8_vt_key(p); keys from M up and columns from d up are 0. The tile's scale also
+/* V: keys [k0, k0 + BC) of plane `plane` of v [planes][M][d] -> rows n = 0 .. DK - 1 of the
+ * transposed out [planes][DK][nk BC] (vt8 of the workspace layout w), bytes k0 .. k0 + BC - 1: byte
+ * p holds key k0 + f8_vt_key(p); keys from M up and columns from d up are 0. The tile's scale also
  * goes into the head's vmax (atomicMax; an all-zero tile's scale of 1 is left out).
  *   load   the tile as it lies, 16-byte loads, coalesced (all of a thread's issued first), into
  *          shared memory as float16, rows of DK + 8 halves; the amax on the way
- *   write  a warp takes 8 columns n and writes 8 rows of the transposed tile, each 128 contiguous
- *          bytes (a lane a 4-byte word): word q of a row is slots 4q .. 4q + 3, which hold keys
- *          kb, kb + 1, kb + 8, kb + 9 (kb = f8_vt_word_key(q)), so the lane reads those four keys'
- *          16 bytes at the warp's columns and has all 8 words. */
-template <int DK>
+ *   write  a warp takes 8 columns n and writes 8 rows of the transposed tile, each BC contiguous
+ *          bytes (a lane a 4-byte word, words q = lane, lane + 32, ...: at BC = 192 the second
+ *          pass has half the lanes): word q of a row is slots 4q .. 4q + 3, which hold keys kb,
+ *          kb + 1, kb + 8, kb + 9 (kb = f8_vt_word_key(q)), so the lane reads those four keys' 16
+ *          bytes at the warp's columns and has all 8 words. */
+template <int DK, int BC>
 __global__ void __launch_bounds__(F8_VT_THREADS) f8_quant_vt(const __half *v, int M, int d, int nk, int mode, uint8_t *out,
                                                              float *scales, unsigned *vmax, unsigned *amax, f8_ws_layout w)
 {
     extern __shared__ uint4 f8_vsm[];
-    constexpr int CPR = DK / 8 + 1, CH = DK / 8, ITER = F8_BC * CH / F8_VT_THREADS;
-    const int plane = blockIdx.x / nk, j = blockIdx.x % nk, k0 = j * F8_BC, nr = min(F8_BC, M - k0), dc = d / 8;
+    constexpr int CPR = DK / 8 + 1, CH = DK / 8, ITER = BC * CH / F8_VT_THREADS;
+    static_assert(BC * CH % F8_VT_THREADS == 0 && BC % 32 == 0, "whole passes of 16-byte loads; whole 32-key steps");
+    const int plane = blockIdx.x / nk, j = blockIdx.x % nk, k0 = j * BC, nr = min(BC, M - k0), dc = d / 8;
     const uint4 *src = reinterpret_cast<const uint4 *>(v + ((size_t)plane * M + k0) * d);
     uint4 raw[ITER];
 #pragma unroll
@@ -319,34 +340,37 @@ __global__ void __launch_bounds__(F8_VT_THREADS) f8_quant_vt(const __half *v, in
     if (mode == F8_AMAX) return;
     if (threadIdx.x == 0 && (block_amax > 0.0f || mode == F8_TENSOR)) atomicMax(vmax + plane, __float_as_uint(s));
     const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
-    const int kb = f8_vt_word_key(lane);
 #pragma unroll
-    for (int nc = warp; nc < CH; nc += F8_VT_THREADS / 32) {
-        float a[8], b[8], c[8], e[8];
-        f8_unpack8(f8_vsm[kb * CPR + nc], a);
-        f8_unpack8(f8_vsm[(kb + 1) * CPR + nc], b);
-        f8_unpack8(f8_vsm[(kb + 8) * CPR + nc], c);
-        f8_unpack8(f8_vsm[(kb + 9) * CPR + nc], e);
+    for (int q = lane; q < BC / 4; q += 32) {
+        const int kb = f8_vt_word_key(q);
 #pragma unroll
-        for (int i = 0; i < 8; i++) {
-            const uint32_t word = (uint32_t)fp8_e4m3x2_encode(a[i] / s, b[i] / s) |
-                                  (uint32_t)fp8_e4m3x2_encode(c[i] / s, e[i] / s) << 16;
-            *reinterpret_cast<uint32_t *>(out + f8_vt_at(w, plane, 8 * nc + i, k0 + 4 * lane)) = word;
+        for (int nc = warp; nc < CH; nc += F8_VT_THREADS / 32) {
+            float a[8], b[8], c[8], e[8];
+            f8_unpack8(f8_vsm[kb * CPR + nc], a);
+            f8_unpack8(f8_vsm[(kb + 1) * CPR + nc], b);
+            f8_unpack8(f8_vsm[(kb + 8) * CPR + nc], c);
+            f8_unpack8(f8_vsm[(kb + 9) * CPR + nc], e);
+#pragma unroll
+            for (int i = 0; i < 8; i++) {
+                const uint32_t word = (uint32_t)fp8_e4m3x2_encode(a[i] / s, b[i] / s) |
+                                      (uint32_t)fp8_e4m3x2_encode(c[i] / s, e[i] / s) << 16;
+                *reinterpret_cast<uint32_t *>(out + f8_vt_at(w, plane, 8 * nc + i, k0 + 4 * q)) = word;
+            }
         }
     }
 }
 
 /* ---- host ---------------------------------------------------------------------------------- */
 
-template <int DK>
+template <int DK, int BC>
 static const char *f8_quantize(const attn_args *a, cudaStream_t st, const f8_ws_layout &w)
 {
     const attn_shape *s = &a->shape;
     const int bh = s->B * s->Hq, bkv = s->B * s->Hkv, had = !a->env.fp8_no_hadamard;
     unsigned char *ws = static_cast<unsigned char *>(a->workspace);
     unsigned *amax = reinterpret_cast<unsigned *>(ws + w.amax), *vmax = reinterpret_cast<unsigned *>(ws + w.vmax);
-    const size_t smv = f8_vt_smem(DK);
-    RUNG_CUDA(cudaFuncSetAttribute(f8_quant_vt<DK>, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smv));
+    const size_t smv = f8_vt_smem(DK, BC);
+    RUNG_CUDA(cudaFuncSetAttribute(f8_quant_vt<DK, BC>, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smv));
     RUNG_CUDA(cudaMemsetAsync(ws + w.amax, 0, w.qs - w.amax, st));   /* amax and vmax accumulate */
     const __half *q = static_cast<const __half *>(a->q), *k = static_cast<const __half *>(a->k),
                  *v = static_cast<const __half *>(a->v);
@@ -355,30 +379,39 @@ static const char *f8_quantize(const attn_args *a, cudaStream_t st, const f8_ws_
         f8_quant_rows<DK, F8_QROWS><<<w.nq * bh, F8_QROWS * DK / 64, 0, st>>>(
             q, s->N, s->d, w.nq, had, mode, ws + w.q8, reinterpret_cast<float *>(ws + w.qs), amax, w);
         RUNG_LAUNCHED(f8_quant_rows);
-        f8_quant_rows<DK, F8_BC><<<w.nk * bkv, F8_BC * DK / 64, 0, st>>>(
+        f8_quant_rows<DK, BC><<<w.nk * bkv, BC * DK / 64, 0, st>>>(
             k, s->M, s->d, w.nk, had, mode, ws + w.k8, reinterpret_cast<float *>(ws + w.ks), amax + 1, w);
         RUNG_LAUNCHED(f8_quant_rows);
-        f8_quant_vt<DK><<<w.nk * bkv, F8_VT_THREADS, smv, st>>>(v, s->M, s->d, w.nk, mode, ws + w.vt8,
+        f8_quant_vt<DK, BC><<<w.nk * bkv, F8_VT_THREADS, smv, st>>>(v, s->M, s->d, w.nk, mode, ws + w.vt8,
                                                                 reinterpret_cast<float *>(ws + w.vs), vmax, amax, w);
         RUNG_LAUNCHED(f8_quant_vt);
     }
     return NULL;
 }
 
-template <int DK>
+template <class T>
 static void f8_fill(f3_variant *v)
 {
-    typedef f8_tile<DK> T;
     *v = (f3_variant){fa3_ws_kernel<T, false, F3_LOOP_OV, true, F3_SOFT_LAZY>, T::smem, T::BR, T::BC, 128 * (T::CW + 1), T::DK};
 }
 
+static int f3_three_consumers(int n);   /* fa3.cu: the 16-bit tile table's rule */
+
+/* The tile of a shape: DK = f8_dk(d); its K/V tile f8_bc(d, M), which the quantize kernels' K and V
+ * scales follow; three consumers at DK = 64 by the 16-bit table's rule. */
 static int f8_pick(const attn_shape *s, f3_variant *v)
 {
     if (s->d % 8 || s->d < 8 || s->d > 256) return 0;
-    const int dk = f8_dk(s->d);
-    if (dk == 64) f8_fill<64>(v);
-    else if (dk == 128) f8_fill<128>(v);
-    else f8_fill<256>(v);
+    const int dk = f8_dk(s->d), bc = f8_bc(s->d, s->M);
+    if (dk == 64) {
+        if (f3_three_consumers(s->N)) f8_fill<f8_tile<64, F8_BC, 3> >(v);
+        else f8_fill<f8_tile<64> >(v);
+    }
+    else if (dk == 128) {
+        if (bc == F8_BC_WIDE) f8_fill<f8_tile<128, F8_BC_WIDE> >(v);
+        else f8_fill<f8_tile<128> >(v);
+    }
+    else f8_fill<f8_tile<256> >(v);
     return 1;
 }
 
@@ -391,7 +424,7 @@ static int f8_unsupported(const attn_shape *s, const attn_env *env, char *why, s
         snprintf(why, n, "07g takes head dims that are multiples of 8 up to 256 (d = %d)", s->d);
     else if (attn_refuse_paged(s, why, n)) return 1;
     else if (s->seqlens_k) snprintf(why, n, "rung 07 takes one KV length for every request (varlen decode is rung 06's job)");
-    else if (v.smem > env->smem_per_block_optin || f8_vt_smem(f8_dk(s->d)) > env->smem_per_block_optin)
+    else if (v.smem > env->smem_per_block_optin || f8_vt_smem(f8_dk(s->d), v.bc) > env->smem_per_block_optin)
         snprintf(why, n, "needs %zu KB of shared memory per block", v.smem / 1024);
     else return 0;
     return 1;
@@ -417,7 +450,9 @@ static const char *f8_prepare(const attn_args *a, cudaStream_t st)
 {
     const attn_shape *s = &a->shape;
     const f8_ws_layout w = f8_ws_of(s->B, s->Hq, s->Hkv, s->N, s->M, s->d);
-    return w.dk == 64 ? f8_quantize<64>(a, st, w) : w.dk == 128 ? f8_quantize<128>(a, st, w) : f8_quantize<256>(a, st, w);
+    if (w.dk == 64) return f8_quantize<64, F8_BC>(a, st, w);
+    if (w.dk == 128) return w.bc == F8_BC_WIDE ? f8_quantize<128, F8_BC_WIDE>(a, st, w) : f8_quantize<128, F8_BC>(a, st, w);
+    return f8_quantize<256, F8_BC>(a, st, w);
 }
 
 /* The attention kernel on the workspace's e4m3 Q, K, V and scales, which f8_prepare wrote. */
@@ -429,12 +464,13 @@ static const char *f8_run(const attn_args *a, cudaStream_t st)
     if (!f8_pick(s, &v)) return "07g: unsupported head dim";
     const f8_ws_layout w = f8_ws_of(s->B, s->Hq, s->Hkv, s->N, s->M, s->d);
     unsigned char *ws = static_cast<unsigned char *>(a->workspace);
-    const int rowb = w.dk < 128 ? w.dk : 128;
+    const int rowb = w.dk < 128 ? w.dk : 128, vrowb = f8_v_rowb(w.bc);
+    if (w.bc != v.bc) return "07g: the kernel's K/V tile is not the quantize kernels' (f8_bc)";
     if (!f8_maps.valid || f8_maps.ws != a->workspace || f8_maps.o != a->o || f8_maps.B != s->B || f8_maps.Hq != s->Hq ||
         f8_maps.Hkv != s->Hkv || f8_maps.N != s->N || f8_maps.M != s->M || f8_maps.d != s->d) {
         if ((err = tensor_map_3d_u8(&f8_maps.m[0], ws + w.q8, w.dk, s->N, s->B * s->Hq, rowb, v.br)) ||
             (err = tensor_map_3d_u8(&f8_maps.m[1], ws + w.k8, w.dk, s->M, s->B * s->Hkv, rowb, v.bc)) ||
-            (err = tensor_map_3d_u8(&f8_maps.m[2], ws + w.vt8, w.nk * F8_BC, w.dk, s->B * s->Hkv, F8_BC, w.dk)) ||
+            (err = tensor_map_3d_u8(&f8_maps.m[2], ws + w.vt8, w.nk * w.bc, w.dk, s->B * s->Hkv, vrowb, w.dk)) ||
             (err = tensor_map_3d(&f8_maps.m[3], a->o, ATTN_F16, s->d, s->N, s->B * s->Hq, v.br))) {
             f8_maps.valid = 0;
             return err;

@@ -2,7 +2,7 @@
  * alike, as common/fp8.cuh is: the CPU tests (tests/test_fp8_step.c) run this very code.
  *
  *   - the tiles of quantization: one scale per F8_QROWS query rows (a consumer warpgroup's rows)
- *     and per F8_BC keys of K and of V (the kernel's K/V tile), per batch and head;
+ *     and per K/V tile of keys of K and of V (the kernel's, f8_bc: 128 or 192), per batch and head;
  *   - DK, the row length of the quantized Q and K (d zero-padded to 64, 128 or 256), over which
  *     the random Hadamard map of common/hadamard.cuh runs (any d: the zeros are rotated too, and
  *     (H D q) . (H D k) over DK columns is still q . k);
@@ -41,12 +41,34 @@
 
 enum {
     F8_QROWS = 64,      /* query rows per scale of Q: one consumer warpgroup's m64 rows */
-    F8_BC = 128,        /* keys per K/V tile of the kernel, and per scale of K and of V */
+    F8_BC = 128,        /* keys per K/V tile of the kernel, and per scale of K and of V ... */
+    F8_BC_WIDE = 192,   /* ... but at DK = 128 where a row sees 16 tiles or more (f8_bc) */
     F8_SEED = 0x07f8    /* the sign pattern D of the Hadamard map (Q and K must share it) */
 };
 
 /* The row length of quantized Q and K: d rounded up to the kernel's tile, 64, 128 or 256. */
 F8_FN int f8_dk(int d) { return d <= 64 ? 64 : d <= 128 ? 128 : 256; }
+
+/* The kernel's K/V tile for head dim d and M keys, which is also the block of keys that K and V
+ * each take one scale for (so a tile's S descale and P's factor r_j stay one number a tile): 192
+ * keys at DK = 128 where M >= 16 tiles of 192 (FlashAttention-3's FP8 tile there is wider still,
+ * 224), else 128. Below 16 tiles the last, partial tile would cost more than the wider tile saves
+ * (the 16-bit wide tile's rule, fa3.cu's f3_pick). fp8.cuh picks the kernel by it, the workspace
+ * layout and the quantize kernels follow it, so they agree by construction. */
+F8_FN int f8_bc(int d, int M) { return f8_dk(d) == 128 && M >= 16 * F8_BC_WIDE ? F8_BC_WIDE : F8_BC; }
+
+/* The transposed V tile in shared memory: K-major rows of keys, in chunks of f8_v_rowb(bc) keys
+ * (bytes), the swizzle's span: 128 (one chunk, 128B swizzle) where bc is a multiple of 128, else 64
+ * (bc / 64 chunks, 64B swizzle, as Q and K at DK = 64). Chunk ch holds keys [ch rowb, ch rowb + rowb)
+ * of the tile for all DV rows, DV rowb bytes; the k32 step kb of O += P V reads keys [32 kb, 32 kb +
+ * 32): chunk 32 kb / rowb, 32 kb % rowb bytes into its rows. f8_v_step_at is that step's start in the
+ * stage, in bytes (before the swizzle, which the descriptor's mode undoes). */
+F8_FN int f8_v_rowb(int bc) { return bc % 128 == 0 ? 128 : 64; }
+F8_FN int f8_v_step_at(int kb, int bc, int dv)
+{
+    const int rowb = f8_v_rowb(bc);
+    return (32 * kb / rowb) * dv * rowb + (32 * kb) % rowb;
+}
 
 /* The key in slot p (0..31) of a 32-key step of the transposed V: slot 4c + b (b = 0..3) holds the
  * b-th of thread c's columns 2c, 2c + 1, 2c + 8, 2c + 9; slot 16 + 4c + b the b-th of 16 + the same.
@@ -56,12 +78,12 @@ F8_FN int f8_v_key(int p)
     return (p & 16) | ((p >> 1) & 1) << 3 | ((p >> 2) & 3) << 1 | (p & 1);
 }
 
-/* The key (0 .. F8_BC - 1) in byte p of a tile's row of the transposed V: f8_v_key within its 32. */
+/* The key (0 .. bc - 1) in byte p of a tile's row of the transposed V: f8_v_key within its 32. */
 F8_FN int f8_vt_key(int p) { return (p & ~31) | f8_v_key(p & 31); }
 
-/* The first key of the 4-byte word q (0..31) of a row of a transposed V tile: its slots 4q .. 4q + 3
- * hold keys kb, kb + 1, kb + 8, kb + 9 (f8_vt_key: kb = 32 (q / 8) + 16 (q / 4 % 2) + 2 (q % 4)).
- * The quantize kernel writes a row a word per lane, from these four keys. */
+/* The first key of the 4-byte word q (0 .. bc / 4 - 1) of a row of a transposed V tile: its slots
+ * 4q .. 4q + 3 hold keys kb, kb + 1, kb + 8, kb + 9 (f8_vt_key: kb = 32 (q / 8) + 16 (q / 4 % 2) +
+ * 2 (q % 4)). The quantize kernel writes a row a word per lane, from these four keys. */
 F8_FN int f8_vt_word_key(int q) { return 32 * (q / 8) + 16 * (q / 4 % 2) + 2 * (q % 4); }
 
 /* The quantize kernel's H D of a row, split over DK / 8 threads of 8 neighbouring columns each:
@@ -132,15 +154,15 @@ F8_FN float f8_v_ratio(float scale_v, float vmax)
  *   amax    3 uints: per-tensor mode, the largest |x| of Q, K, V (float bits; atomicMax)
  *   vmax    [B Hkv] uints: per K/V head, the largest scale of its V tiles (float bits; atomicMax)
  *   qs      [B Hq][nq] floats: the scale of each block of F8_QROWS query rows
- *   ks, vs  [B Hkv][nk] floats: the scale of each tile of F8_BC keys of K, of V
+ *   ks, vs  [B Hkv][nk] floats: the scale of each tile of bc = f8_bc(d, M) keys of K, of V
  *   q8      [B Hq][N][DK] e4m3: Q (after H D), rows zero-padded from d to DK
  *   k8      [B Hkv][M][DK] e4m3: K, the same
- *   vt8     [B Hkv][DK][nk F8_BC] e4m3: V transposed, keys along the row, each 32 in f8_v_key's
+ *   vt8     [B Hkv][DK][nk bc] e4m3: V transposed, keys along the row, each 32 in f8_v_key's
  *           order; keys from M up and columns from d up are 0
  * The first five are zeroed before each launch where they accumulate (amax, vmax). */
 typedef struct f8_ws_layout {
     size_t sched, amax, vmax, qs, ks, vs, q8, k8, vt8, total;
-    int dk, nq, nk;           /* DK; query-row blocks and key tiles per head */
+    int dk, bc, nq, nk;       /* DK; the K/V tile (f8_bc); query-row blocks and key tiles per head */
 } f8_ws_layout;
 
 F8_FN size_t f8_align(size_t x) { return (x + 255) & ~(size_t)255; }
@@ -150,8 +172,9 @@ F8_FN f8_ws_layout f8_ws_of(int B, int Hq, int Hkv, int N, int M, int d)
     f8_ws_layout w;
     const size_t bh = (size_t)B * Hq, bkv = (size_t)B * Hkv;
     w.dk = f8_dk(d);
+    w.bc = f8_bc(d, M);
     w.nq = (N + F8_QROWS - 1) / F8_QROWS;
-    w.nk = (M + F8_BC - 1) / F8_BC;
+    w.nk = (M + w.bc - 1) / w.bc;
     w.sched = 0;
     w.amax = 256;
     w.vmax = w.amax + 256;
@@ -161,19 +184,19 @@ F8_FN f8_ws_layout f8_ws_of(int B, int Hq, int Hkv, int N, int M, int d)
     w.q8 = w.vs + f8_align(bkv * w.nk * 4);
     w.k8 = w.q8 + f8_align(bh * N * w.dk);
     w.vt8 = w.k8 + f8_align(bkv * M * w.dk);
-    w.total = w.vt8 + f8_align(bkv * w.dk * (size_t)w.nk * F8_BC);
+    w.total = w.vt8 + f8_align(bkv * w.dk * (size_t)w.nk * w.bc);
     return w;
 }
 
 /* Byte offsets of an element inside q8 / k8 (row `row` of plane `plane`, rows per plane `rows`,
- * column c) and inside vt8 (row n of plane `plane`, byte `slot` = tile j F8_BC + p along it). */
+ * column c) and inside vt8 (row n of plane `plane`, byte `slot` = tile j bc + p along it). */
 F8_FN size_t f8_row_at(f8_ws_layout w, int plane, int rows, int row, int c)
 {
     return ((size_t)plane * rows + row) * w.dk + c;
 }
 F8_FN size_t f8_vt_at(f8_ws_layout w, int plane, int n, int slot)
 {
-    return ((size_t)plane * w.dk + n) * w.nk * F8_BC + slot;
+    return ((size_t)plane * w.dk + n) * w.nk * w.bc + slot;
 }
 
 #endif

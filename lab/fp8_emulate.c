@@ -1,7 +1,7 @@
 /* 07g's accuracy experiment on the CPU: FlashAttention-3's outlier inputs (--inputs sparse-outlier,
  * common/inputs.c, the driver's seed 1234), B = 1, Hq = Hkv = 4, M = N, not causal, the shapes of
  * lab/fp8_run.sh's `accuracy` step, through tests/test_fp8_step.c's model of 07g's arithmetic (the
- * quantize path of fp8_quant.h: DK padding, H D, a scale per 64 Q rows and per 128 keys of K and V;
+ * quantize path of fp8_quant.h: DK padding, H D, a scale per 64 Q rows and per K/V tile of K and V;
  * S descaled per tile; 07f's lazy rescale; P times r_j rounded to e4m3; O in units of vmax) against
  * common/ref.c's float64 reference on the float16 inputs. It tells an error inherent to the method
  * (the model shows it) from a kernel defect (only the GPU shows it): compare its rmse with

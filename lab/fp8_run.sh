@@ -9,16 +9,19 @@
 #
 #   build     make -j16 of rung 07's and rung 00's binaries only (not the whole ladder: rung 06 alone
 #             takes minutes); about 60-90 s, fa3.cu being one translation unit
-#   matrix    first a smoke run of 07g at DK = 64, 128 and 256 (15 s each at most: a hang shows here,
+#   matrix    first a smoke run of each 07g kernel: DK = 64 with two and three consumers, 128 with
+#             128- and 192-key tiles, 256 (15 s each at most: a hang shows here,
 #             and the later steps then leave 07g out), then 07g and 07f on every line of
 #             tests/gpu_cases.txt, --no-time, as make test runs them: 07g must pass every dtype=e4m3
 #             line and refuse every other with a reason; 07f the reverse -> fp8-matrix-07g.csv,
 #             -07f.csv, counts in the summary. A FAIL here is the first thing to look at
 #             (07_fa3_wgmma_tma/README.md, 07g, "Running it, and reading a failure"); 30-60 s
-#   sanitize  compute-sanitizer on 07g, most telling first: memcheck and racecheck at d = 128
-#             (causal, GQA, tails, N > M), the same at d = 64 (the 64B-swizzled Q and K), memcheck of
-#             --fp8-scale tensor at d = 256 (the two-pass quantize), synccheck at d = 128
-#             -> fp8-sanitize.log, one line per run in the summary; 15-30 s a run, 130 s at most
+#   sanitize  compute-sanitizer on 07g, most telling first: memcheck and racecheck at d = 128 with
+#             192-key tiles (causal, GQA, a tail; V in three 64-key chunks), racecheck with 128-key
+#             tiles, memcheck at d = 64 with three consumers and racecheck with two (the 64B-swizzled
+#             Q and K), memcheck of --fp8-scale tensor at d = 256 (the two-pass quantize), synccheck
+#             at d = 128 -> fp8-sanitize.log, one line per run in the summary; 15-30 s a run, 150 s
+#             at most
 #   accuracy  FlashAttention-3's experiment: Q, K, V from N(0, 1) with 0.1% of the entries from
 #             N(0, 10^2) (inputs=sparse-outlier), d = 64, 128, 256, N = M = 1024 and 4096, not causal,
 #             4 heads; 07f in float16, and 07g per tensor (--fp8-scale tensor --fp8-hadamard off), per
@@ -67,7 +70,7 @@ say() { echo "$*" | tee -a "$summary"; }
 steps=${*:-build matrix sanitize accuracy timing ncu}
 
 # Per step: its cap, and the least it keeps for itself when later steps reserve theirs (seconds).
-declare -A CAP=([build]=200 [matrix]=100 [sanitize]=130 [accuracy]=90 [timing]=120 [ncu]=50)
+declare -A CAP=([build]=200 [matrix]=110 [sanitize]=150 [accuracy]=90 [timing]=120 [ncu]=50)
 declare -A MIN=([build]=120 [matrix]=40 [sanitize]=45 [accuracy]=40 [timing]=60 [ncu]=30)
 now() { date +%s; }
 left() { echo $((step_end - $(now))); }
@@ -121,11 +124,14 @@ for ((i = 0; i < ${#todo[@]}; i++)); do
       grep -Ei 'error|warning|\*\*\*' "$W/build.log" | grep -Ev '^(cc|gcc|nvcc|mkdir) ' | head -n 20 | tee -a "$summary"
       say "build: $(verdict $rc)";;
     matrix)
-      for dk in 64 128 256; do
-        run_for 15 "$B07" --variant 07g --dtype e4m3 --b 1 --hq 4 --hkv 2 --n 200 --m 333 --d $dk --causal --no-time \
+      # one per kernel of 07g's tile table: DK = 64 (two consumers), 64 (three: N = 960), 128 (128-key
+      # tiles), 128 (192-key tiles: M >= 3072), 256
+      for sh in "200 333 64" "960 1000 64" "200 333 128" "200 3300 128" "200 333 256"; do
+        read -r n m dk <<< "$sh"
+        run_for 15 "$B07" --variant 07g --dtype e4m3 --b 1 --hq 4 --hkv 2 --n $n --m $m --d $dk --causal --no-time \
             > "$W/smoke.tmp" 2>&1
         rc=$?
-        say "smoke 07g d = $dk: $(verdict $rc): $(tail -n 1 "$W/smoke.tmp" | tr -s ' ')"
+        say "smoke 07g d = $dk, N = $n, M = $m: $(verdict $rc): $(tail -n 1 "$W/smoke.tmp" | tr -s ' ')"
         cat "$W/smoke.tmp" >> "$W/fp8-smoke.log"
         rm -f "$W/smoke.tmp"
         [ $rc = 124 ] && hung=1
@@ -134,7 +140,7 @@ for ((i = 0; i < ${#todo[@]}; i++)); do
       for v in 07g 07f; do
         [ $v = 07g ] && [ $hung = 1 ] && continue
         f=$W/fp8-matrix-$v.csv
-        lim=$(left)                                 # 07g: half (16 lines run, the rest refused at once)
+        lim=$(left)                                 # 07g: half (19 lines run, the rest refused at once)
         [ $v = 07g ] && lim=$((lim / 2))
         run_for "$lim" "$B07" --variant $v --sweep tests/gpu_cases.txt --no-time --quiet --csv "$f" > "$W/fp8-matrix-$v.log" 2>&1
         say "matrix $v: $(verdict $?), $(counts "$f") of $(grep -cv '^\s*\(#\|$\)' tests/gpu_cases.txt) lines"
@@ -146,12 +152,13 @@ for ((i = 0; i < ${#todo[@]}; i++)); do
     sanitize)
       if [ $hung = 1 ]; then say "sanitize: skipped (07g hangs)"; continue; fi
       : > "$W/fp8-sanitize.log"
-      for run in "memcheck --b 1 --hq 4 --hkv 2 --n 200 --m 333 --d 128 --causal" \
+      for run in "memcheck --b 1 --hq 2 --hkv 1 --n 200 --m 3100 --d 128 --causal" \
+                 "racecheck --b 1 --hq 2 --hkv 1 --n 200 --m 3100 --d 128 --causal" \
                  "racecheck --b 1 --hq 4 --hkv 2 --n 200 --m 333 --d 128 --causal" \
-                 "memcheck --b 1 --hq 2 --hkv 1 --n 300 --m 257 --d 64" \
+                 "memcheck --b 1 --hq 2 --hkv 1 --n 960 --m 1000 --d 64" \
                  "racecheck --b 1 --hq 2 --hkv 1 --n 300 --m 257 --d 64" \
                  "memcheck --b 1 --hq 2 --hkv 2 --n 130 --m 300 --d 256 --fp8-scale tensor --fp8-hadamard off" \
-                 "synccheck --b 1 --hq 4 --hkv 2 --n 200 --m 333 --d 128 --causal"; do
+                 "synccheck --b 1 --hq 2 --hkv 1 --n 200 --m 3100 --d 128 --causal"; do
         read -ra a <<< "$run"
         echo "### 07g ${a[*]}" >> "$W/fp8-sanitize.log"
         run_for 45 compute-sanitizer --tool "${a[0]}" --error-exitcode 9 "$B07" --variant 07g --dtype e4m3 "${a[@]:1}" \

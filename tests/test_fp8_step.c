@@ -155,13 +155,13 @@ static void host_quant_rows(const uint16_t *x, int planes, int rows, int d, int 
     free(buf);
 }
 
-/* f8_quant_vt: V [planes][M][d] -> transposed [planes][dk][nk F8_BC], keys in f8_vt_key's order. */
+/* f8_quant_vt: V [planes][M][d] -> transposed [planes][dk][nk bc], keys in f8_vt_key's order. */
 static void host_quant_vt(const uint16_t *v, int planes, int M, int d, int dk, int nk, int mode, uint8_t *out,
                           float *scales, uint32_t *vmax, uint32_t *slot, const f8_ws_layout *w)
 {
     for (int pl = 0; pl < planes; pl++)
         for (int j = 0; j < nk; j++) {
-            const int k0 = j * F8_BC, nr = M - k0 < F8_BC ? M - k0 : F8_BC;
+            const int bc = w->bc, k0 = j * bc, nr = M - k0 < bc ? M - k0 : bc;
             float amax = 0.0f;
             for (int r = 0; r < nr; r++)
                 for (int c = 0; c < d; c++) amax = fmaxf(amax, fabsf(f16_to_f32(v[((size_t)pl * M + k0 + r) * d + c])));
@@ -173,7 +173,7 @@ static void host_quant_vt(const uint16_t *v, int planes, int M, int d, int dk, i
             scales[(size_t)pl * nk + j] = s;
             if ((amax > 0.0f || mode == Q_TENSOR) && f32u(s) > vmax[pl]) vmax[pl] = f32u(s);
             for (int n = 0; n < dk; n++)
-                for (int p = 0; p < F8_BC; p++) {
+                for (int p = 0; p < bc; p++) {
                     const int key = f8_vt_key(p);
                     out[f8_vt_at(*w, pl, n, k0 + p)] =
                         key < nr && n < d ? f8_code(f16_to_f32(v[((size_t)pl * M + k0 + key) * d + n]), s) : 0;
@@ -192,7 +192,7 @@ static unsigned char *host_quantize(const attn_shape *s, const uint16_t *q, cons
     for (int pass = per_tensor ? 0 : 1; pass < 2; pass++) {
         const int mode = !per_tensor ? Q_BLOCK : pass == 0 ? Q_AMAX : Q_TENSOR;
         host_quant_rows(q, bh, s->N, s->d, w.dk, F8_QROWS, w.nq, had, mode, ws + w.q8, (float *)(ws + w.qs), amax, &w);
-        host_quant_rows(k, bkv, s->M, s->d, w.dk, F8_BC, w.nk, had, mode, ws + w.k8, (float *)(ws + w.ks), amax + 1,
+        host_quant_rows(k, bkv, s->M, s->d, w.dk, w.bc, w.nk, had, mode, ws + w.k8, (float *)(ws + w.ks), amax + 1,
                         &w);
         host_quant_vt(v, bkv, s->M, s->d, w.dk, w.nk, mode, ws + w.vt8, (float *)(ws + w.vs), vmax, amax + 2, &w);
     }
@@ -254,8 +254,8 @@ static long model_rows(const uint16_t *x, int rows, int d, int dk, int r0, int n
 static void quantize_against_float64(void)
 {
     static const int cases[][7] = {{1, 2, 1, 77, 131, 64, 0}, {1, 2, 2, 130, 300, 128, 0}, {1, 1, 1, 65, 200, 256, 0},
-                                   {1, 2, 1, 100, 100, 96, 0}};
-    for (int ci = 0; ci < 4; ci++)
+                                   {1, 2, 1, 100, 100, 96, 0}, {1, 1, 1, 65, 3100, 128, 0}};   /* the last: 192-key tiles */
+    for (int ci = 0; ci < 5; ci++)
         for (int mode = 0; mode < 3; mode++) {           /* block + Hadamard, block, per tensor */
             const int *c = cases[ci], had = mode == 0, tensor = mode == 2;
             attn_shape s = shape_of(c[0], c[1], c[2], c[3], c[4], c[5], c[6]);
@@ -263,6 +263,8 @@ static void quantize_against_float64(void)
             make_inputs(&s, 5 + ci, INPUT_SPARSE_OUTLIER, q, k, v);
             f8_ws_layout w;
             unsigned char *ws = host_quantize(&s, q, k, v, tensor, had, &w);
+            const int bc = w.bc;   /* the K/V tile and scale block: 192 for the last case, 128 before it */
+            EXPECT_MSG(bc == (ci == 4 ? 192 : 128), "d = %d, M = %d: a K/V tile of %d keys", s.d, s.M, bc);
             const float *qs = (const float *)(ws + w.qs), *ks = (const float *)(ws + w.ks), *vs = (const float *)(ws + w.vs);
             const uint32_t *vmax = (const uint32_t *)(ws + w.vmax);
             /* per tensor: the float64 amax of the whole (transformed) tensor */
@@ -283,8 +285,8 @@ static void quantize_against_float64(void)
                 }
             for (int pl = 0; pl < bkv; pl++)
                 for (int b = 0; b < w.nk; b++) {
-                    const int nr = s.M - b * F8_BC < F8_BC ? s.M - b * F8_BC : F8_BC;
-                    bad += model_rows(k + (size_t)pl * s.M * s.d, s.M, s.d, w.dk, b * F8_BC, nr, had, tk,
+                    const int nr = s.M - b * bc < bc ? s.M - b * bc : bc;
+                    bad += model_rows(k + (size_t)pl * s.M * s.d, s.M, s.d, w.dk, b * bc, nr, had, tk,
                                       ws + w.k8 + (size_t)pl * s.M * w.dk, ks[pl * w.nk + b], &serr);
                 }
             /* V: every byte of the transposed tile, from the key f8_vt_key names; zeros past M and d */
@@ -293,18 +295,18 @@ static void quantize_against_float64(void)
                 double vm = 0;
                 for (int j = 0; j < w.nk; j++) {
                     double amax = 0;
-                    const int nr = s.M - j * F8_BC < F8_BC ? s.M - j * F8_BC : F8_BC;
+                    const int nr = s.M - j * bc < bc ? s.M - j * bc : bc;
                     for (int r = 0; r < nr; r++)
-                        for (int n = 0; n < s.d; n++) amax = fmax(amax, fabs(f16_to_f32(v[((size_t)pl * s.M + j * F8_BC + r) * s.d + n])));
+                        for (int n = 0; n < s.d; n++) amax = fmax(amax, fabs(f16_to_f32(v[((size_t)pl * s.M + j * bc + r) * s.d + n])));
                     const double sc = tensor ? tv / 448.0 : amax > 0 ? amax / 448.0 : 1.0;
                     serr = fmax(serr, fabs(vs[pl * w.nk + j] - sc) / sc);
                     if (amax > 0 || tensor) vm = fmax(vm, sc);
                     for (int n = 0; n < w.dk; n++)
-                        for (int p = 0; p < F8_BC; p++) {
+                        for (int p = 0; p < bc; p++) {
                             const int key = f8_vt_key(p);
-                            const uint8_t code = ws[w.vt8 + ((size_t)pl * w.dk + n) * w.nk * F8_BC + j * F8_BC + p];
+                            const uint8_t code = ws[w.vt8 + ((size_t)pl * w.dk + n) * w.nk * bc + j * bc + p];
                             if (key >= nr || n >= s.d) { nonzero_pad += code != 0; continue; }
-                            const double y = f16_to_f32(v[((size_t)pl * s.M + j * F8_BC + key) * s.d + n]);
+                            const double y = f16_to_f32(v[((size_t)pl * s.M + j * bc + key) * s.d + n]);
                             badv += !(fabs(fp8_e4m3_decode(code) * (double)vs[pl * w.nk + j] - y) <=
                                       half_step(y / sc) * sc * (1 + 1e-6));
                         }
@@ -329,8 +331,9 @@ static void model_07g(const attn_shape *s, const unsigned char *ws, const f8_ws_
     const float *qs = (const float *)(ws + w->qs), *ks = (const float *)(ws + w->ks), *vs = (const float *)(ws + w->vs);
     const uint32_t *vmaxb = (const uint32_t *)(ws + w->vmax);
     const int dk = w->dk, group = s->Hq / s->Hkv;
-    int slot_of[F8_BC];
-    for (int p = 0; p < F8_BC; p++) slot_of[plant == PLANT_V_ORDER ? p : f8_vt_key(p)] = p;
+    const int bc = w->bc;
+    int slot_of[F8_BC_WIDE];
+    for (int p = 0; p < bc; p++) slot_of[plant == PLANT_V_ORDER ? p : f8_vt_key(p)] = p;
     const double sl = (double)s->scale * 1.4426950408889634;
 #pragma omp parallel for collapse(2)
     for (int bh = 0; bh < s->B * s->Hq; bh++)
@@ -339,13 +342,13 @@ static void model_07g(const attn_shape *s, const unsigned char *ws, const f8_ws_
             const int end = attn_row_end(s, i, s->M);
             const float vmax = u32f(vmaxb[kvp]);
             const uint8_t *qr = ws + w->q8 + ((size_t)bh * s->N + i) * dk;
-            double m = -INFINITY, l = 0, acc[256] = {0}, x[F8_BC];
-            for (int j = 0; j * F8_BC < end; j++) {
+            double m = -INFINITY, l = 0, acc[256] = {0}, x[F8_BC_WIDE];
+            for (int j = 0; j * bc < end; j++) {
                 const double sl2 = sl * qs[bh * w->nq + i / F8_QROWS] * (plant == PLANT_NO_SK ? 1.0f : ks[kvp * w->nk + j]);
                 const double rv = f8_v_ratio(vs[kvp * w->nk + j], vmax), lr = log2(rv);
                 double mx = -INFINITY;
-                for (int t = 0; t < F8_BC; t++) {
-                    const int key = j * F8_BC + t;
+                for (int t = 0; t < bc; t++) {
+                    const int key = j * bc + t;
                     x[t] = -INFINITY;
                     if (key >= end) continue;
                     const uint8_t *kr = ws + w->k8 + ((size_t)kvp * s->M + key) * dk;
@@ -362,14 +365,14 @@ static void model_07g(const attn_shape *s, const unsigned char *ws, const f8_ws_
                     m = m_new;
                 }
                 const double m_use = (m == -INFINITY ? 0.0 : m) - lr;
-                for (int t = 0; t < F8_BC; t++) {
+                for (int t = 0; t < bc; t++) {
                     if (x[t] == -INFINITY) continue;
                     const double pp = exp2(x[t] - m_use);   /* P r_j, at most 256 */
                     const double pq = fp8_e4m3_decode(fp8_e4m3_encode((float)pp));
-                    const int key = j * F8_BC + t, p = slot_of[t];
+                    const int key = j * bc + t, p = slot_of[t];
                     l += pp / rv;
                     for (int c = 0; c < s->d; c++)
-                        acc[c] += pq * fp8_e4m3_decode(ws[w->vt8 + ((size_t)kvp * dk + c) * w->nk * F8_BC + j * F8_BC + p]);
+                        acc[c] += pq * fp8_e4m3_decode(ws[w->vt8 + ((size_t)kvp * dk + c) * w->nk * bc + j * bc + p]);
                     (void)key;
                 }
             }
@@ -431,7 +434,7 @@ static const int model_cases[][8] = {
     {1, 4, 2, 99, 170, 72, 1, INPUT_NORMAL},    {1, 4, 4, 100, 100, 96, 0, INPUT_NORMAL},
     {1, 3, 3, 190, 190, 192, 1, INPUT_NORMAL},  {1, 8, 1, 1, 4097, 128, 0, INPUT_NORMAL},
     {1, 4, 4, 512, 512, 128, 0, INPUT_SPARSE_OUTLIER}, {1, 4, 4, 512, 512, 64, 1, INPUT_SPARSE_OUTLIER},
-    {1, 4, 2, 300, 257, 256, 1, INPUT_SPARSE_OUTLIER},
+    {1, 4, 2, 300, 257, 256, 1, INPUT_SPARSE_OUTLIER}, {1, 2, 1, 100, 3300, 128, 1, INPUT_NORMAL},
 };
 #define N_MODEL_CASES (int)(sizeof model_cases / sizeof model_cases[0])
 
@@ -531,13 +534,57 @@ static void quantize_split_matches_host(void)
                 rows++;
             }
     EXPECT_MSG(bad == 0, "%d values of %d rows differ in their bits from the host's H D", bad, rows);
-    int words = 0;
-    for (int q = 0; q < 32; q++) {
-        const int kb = f8_vt_word_key(q);
-        words += f8_vt_key(4 * q) == kb && f8_vt_key(4 * q + 1) == kb + 1 && f8_vt_key(4 * q + 2) == kb + 8 &&
-                 f8_vt_key(4 * q + 3) == kb + 9;
+    for (int bc = F8_BC; bc <= F8_BC_WIDE; bc += F8_BC_WIDE - F8_BC) {   /* the tiles of 128 and 192 keys */
+        int words = 0, hit[F8_BC_WIDE] = {0}, once = 0;
+        for (int q = 0; q < bc / 4; q++) {
+            const int kb = f8_vt_word_key(q);
+            words += f8_vt_key(4 * q) == kb && f8_vt_key(4 * q + 1) == kb + 1 && f8_vt_key(4 * q + 2) == kb + 8 &&
+                     f8_vt_key(4 * q + 3) == kb + 9;
+            for (int b = 0; b < 4; b++) {
+                const int key = kb + (b & 1) + 8 * (b >> 1);
+                if (key >= 0 && key < bc) hit[key]++;
+            }
+        }
+        for (int k = 0; k < bc; k++) once += hit[k] == 1;
+        EXPECT_MSG(words == bc / 4 && once == bc, "tile of %d keys: %d of V's %d words per row hold the keys f8_vt_key "
+                   "puts there, %d of its keys written once", bc, words, bc / 4, once);
     }
-    EXPECT_MSG(words == 32, "%d of V's 32 words per tile row hold the keys f8_vt_key puts there", words);
+}
+
+/* ---- 2c. the K/V tile per shape, and the transposed V tile in chunks ------------------------
+ * f8_bc picks the tile (and so the scale block of K and V) that fp8.cuh's f8_pick runs; the
+ * workspace follows it. The transposed V of a 192-key tile comes in three TMA boxes of 64 keys
+ * (chunk ch at ch DV 64 bytes of the stage, row n of it at n 64); the k32 step kb of O += P V
+ * starts at f8_v_step_at(kb) and reads, for row n, the 32 bytes from there plus n rowb (the
+ * descriptor's rows: 8 rows a swizzle atom, SBO = 8 rowb). Modelled here before the swizzle (TMA
+ * and wgmma apply the same one): every step must read keys 32 kb .. 32 kb + 31 of the tile, in
+ * order, for every row, and never cross a chunk. */
+static void k_v_tile_and_v_chunks(void)
+{
+    EXPECT(f8_bc(128, 3071) == 128 && f8_bc(128, 3072) == 192 && f8_bc(72, 100000) == 192 && f8_bc(96, 3000) == 128 &&
+           f8_bc(64, 100000) == 128 && f8_bc(136, 100000) == 128 && f8_bc(256, 100000) == 128);
+    const f8_ws_layout w = f8_ws_of(2, 4, 2, 100, 3300, 128);   /* 4 K/V planes, 3300 = 17 x 192 + 36 keys */
+    EXPECT_MSG(w.bc == 192 && w.nk == 18 && w.total == w.vt8 + f8_align((size_t)4 * 128 * 18 * 192) &&
+               f8_vt_at(w, 1, 2, 5) == ((size_t)128 + 2) * 18 * 192 + 5,
+               "M = 3300, d = 128: tile %d keys, %d tiles, V transposed rows of nk bc bytes", w.bc, w.nk);
+    EXPECT(f8_v_rowb(128) == 128 && f8_v_rowb(192) == 64);
+    static int stage[256 * F8_BC_WIDE];
+    for (int bc = F8_BC; bc <= F8_BC_WIDE; bc += F8_BC_WIDE - F8_BC)
+        for (int dv = 64; dv <= 256; dv *= 2) {
+            const int rowb = f8_v_rowb(bc);
+            int bad = 0;
+            for (int i = 0; i < dv * bc; i++) stage[i] = -1;
+            for (int ch = 0; ch < bc / rowb; ch++)          /* f8_copy_kv: box ch, keys ch rowb .. of the tile */
+                for (int n = 0; n < dv; n++)
+                    for (int k = 0; k < rowb; k++) stage[ch * dv * rowb + n * rowb + k] = 1000 * n + ch * rowb + k;
+            for (int kb = 0; kb < bc / 32; kb++) {
+                const int a = f8_v_step_at(kb, bc, dv);
+                bad += a % rowb + 32 > rowb;                 /* the step stays inside a row of its chunk */
+                for (int n = 0; n < dv; n++)
+                    for (int k = 0; k < 32; k++) bad += stage[a + n * rowb + k] != 1000 * n + 32 * kb + k;
+            }
+            EXPECT_MSG(bad == 0, "tile of %d keys, DV = %d: %d bytes of V's k32 steps not where their keys are", bc, dv, bad);
+        }
 }
 
 const test_case TESTS_fp8_step[] = {
@@ -547,6 +594,8 @@ const test_case TESTS_fp8_step[] = {
      quantize_against_float64},
     {"fp8 step: the quantize kernels' split (H D over 8-column threads, V's words) gives the host's bits",
      quantize_split_matches_host},
+    {"fp8 step: the K/V tile per shape (f8_bc) and V's k32 steps in chunks of the transposed tile",
+     k_v_tile_and_v_chunks},
     {"fp8 step: 07g's arithmetic on the host within half the FP8 tolerance; planted mistakes fail it",
      tolerance_from_error_model},
     {"fp8 step: on sparse outliers, block scales + Hadamard give O a lower RMSE than per-tensor (model)",
