@@ -318,11 +318,13 @@ static __device__ __forceinline__ void h_consume(unsigned char *sm, uint64_t *ba
         fence_proxy_async();
         bar_sync<H_DS_READY, H_CONS>();
 
-        /* Q and dO of this stage are done with once dV and dK are: the stage goes back */
+        /* Q and dO of this stage are done with once dV and dK are: the stage goes back. Every
+         * consumer thread arrives after its own last read of the stage (its LSE and D included),
+         * so each read is ordered before the producer's next writes by that thread's own release */
         wgmma_wait<0>();
         wgmma_fence_regs(dv);
         wgmma_fence_regs(dk);
-        if (threadIdx.x % 128 == 0) mbar_arrive(&bar[H_EMPTY + st]);
+        mbar_arrive(&bar[H_EMPTY + st]);
 
         /* dQ = dS K, columns [cw d/2, cw d/2 + d/2): A = dS^T M-major (16-key steps 2048 bytes
          * apart), B = K N-major (the same steps; at d = 64 consumer 1 starts 64 bytes into the row) */
@@ -387,7 +389,7 @@ bwd_sm90(const __grid_constant__ CUtensorMap tq, const __grid_constant__ CUtenso
         mbar_init(&bar[H_KV_FULL], 1);
         for (int s = 0; s < 2; s++) {
             mbar_init(&bar[H_FULL + s], 33);     /* lane 0 with the bytes, then every lane after its stores */
-            mbar_init(&bar[H_EMPTY + s], 2);     /* one arrival per consumer warpgroup */
+            mbar_init(&bar[H_EMPTY + s], 256);   /* every thread of both consumer warpgroups */
         }
         mbar_init_fence();
     }
