@@ -326,6 +326,19 @@ const char *bwd_pre_and_kv(const attn_args *a, cudaStream_t st, float *dq_acc, f
     return "rung 08 runs head dims 64 and 128";
 }
 
+const char *bwd_dq_convert(const attn_args *a, cudaStream_t st, const float *dq_acc)
+{
+    const attn_shape *s = &a->shape;
+    const size_t n = attn_q_elems(s);
+    const unsigned blocks = (unsigned)((n + 255) / 256 < 65535 * 16 ? (n + 255) / 256 : 65535 * 16);
+    if (s->dtype == ATTN_BF16)
+        bwd_convert<__nv_bfloat16><<<blocks, 256, 0, st>>>(dq_acc, (__nv_bfloat16 *)a->grad->dq, s->scale, n);
+    else
+        bwd_convert<__half><<<blocks, 256, 0, st>>>(dq_acc, (__half *)a->grad->dq, s->scale, n);
+    RUNG_LAUNCHED(bwd_convert);
+    return NULL;
+}
+
 /* workspace: the float32 dQ accumulator [B,Hq,N,d], then D and LSE in log2 units, [B,Hq,N] each */
 static size_t workspace_08a(const attn_shape *s, const attn_env *env)
 {
@@ -347,15 +360,7 @@ static const char *run_08a(const attn_args *a, cudaStream_t st)
     float *Lsc = Dvec + attn_lse_elems(s);
     const char *err = bwd_pre_and_kv(a, st, dQacc, Dvec, Lsc);
     if (err) return err;
-
-    const size_t n = attn_q_elems(s);
-    const unsigned blocks = (unsigned)((n + 255) / 256 < 65535 * 16 ? (n + 255) / 256 : 65535 * 16);
-    if (s->dtype == ATTN_BF16)
-        bwd_convert<__nv_bfloat16><<<blocks, 256, 0, st>>>(dQacc, (__nv_bfloat16 *)a->grad->dq, s->scale, n);
-    else
-        bwd_convert<__half><<<blocks, 256, 0, st>>>(dQacc, (__half *)a->grad->dq, s->scale, n);
-    RUNG_LAUNCHED(bwd_convert);
-    return NULL;
+    return bwd_dq_convert(a, st, dQacc);
 }
 
 static const rung rung_08a = {
@@ -364,9 +369,10 @@ static const rung rung_08a = {
     unsupported_08a, workspace_08a, run_08a, NULL, NULL,
 };
 
-extern "C" const rung *const rung_variants[] = {&rung_08a, &rung_08b, NULL};
+extern "C" const rung *const rung_variants[] = {&rung_08a, &rung_08b, &rung_08c, NULL};
 
-/* Every variant of this binary is a backward pass; 08a's dQ is summed with float atomics (08b's
- * is not: the same-bits check covers its dQ too). */
-static const char *const atomic_dq_ids[] = {"08a", NULL};
+/* Every variant of this binary is a backward pass; 08a's dQ is summed with float atomics, 08c's
+ * with bulk reduce-adds, both in an order that changes run to run (08b's is not: the same-bits
+ * check covers its dQ too). */
+static const char *const atomic_dq_ids[] = {"08a", "08c", NULL};
 extern "C" const rung_grad rung_grad_own = {atomic_dq_ids};

@@ -1,5 +1,5 @@
-/* What rung 08's two files share (08a: fa2_bwd.cu; 08b: fa2_bwd_det.cu): bwd_pre, the two warp
- * products both backward kernels are made of, the shapes the rung refuses, and the entry points
+/* What rung 08's files share (08a: fa2_bwd.cu; 08b: fa2_bwd_det.cu; 08c: hopper_bwd.cu): bwd_pre,
+ * the two warp products both backward kernels are made of, the shapes the rung refuses, and the entry points
  * one file takes from the other. */
 #ifndef FA2_BWD_CUH
 #define FA2_BWD_CUH
@@ -127,6 +127,11 @@ const char *bwd_pre_and_kv(const attn_args *a, cudaStream_t st, float *dq_acc, f
 /* fa2_bwd.cu: the shared memory bwd_main needs a block at head dim d, with or without dQ */
 size_t bwd_kv_smem(int d, int with_dq);
 
+/* fa2_bwd.cu: bwd_convert launched over the whole dQ: dQ = scale * dq_acc, rounded to the storage
+ * type (08a and 08c). NULL, or the launch's error. */
+const char *bwd_dq_convert(const attn_args *a, cudaStream_t st, const float *dq_acc);
+
 extern "C" const rung rung_08b;   /* fa2_bwd_det.cu: deterministic, dQ by a kernel of its own */
+extern "C" const rung rung_08c;   /* hopper_bwd.cu: TMA, wgmma, warp specialization (sm_90a) */
 
 #endif

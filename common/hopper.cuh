@@ -1,10 +1,12 @@
-/* Thin wrappers over the Hopper (sm_90a) PTX instructions rung 07 is built from, each once:
- * mbarriers (arrival counts and transaction bytes), the tensor-memory accelerator (TMA: one
+/* Thin wrappers over the Hopper (sm_90a) PTX instructions rungs 07 and 08 are built from, each
+ * once: mbarriers (arrival counts and transaction bytes), the tensor-memory accelerator (TMA: one
  * thread copies a box of a tensor into shared memory, completing on an mbarrier, or from shared
- * memory out, in bulk groups it waits for), named barriers, the proxy fence, wgmma (a warpgroup of
- * 4 warps multiplies 64 x N x 16 asynchronously, B -- and A, or A from registers -- read from
- * shared memory through 64-bit descriptors; any N that is a multiple of 16 up to 256; and its FP8
- * form, 64 x N x 32 in float8 e4m3, both operands K-major, for rung 07's 07g) and setmaxnreg.
+ * memory out, in bulk groups it waits for, and the bulk reduce-add of float32 into global memory),
+ * named barriers, the proxy fence, wgmma (a warpgroup of 4 warps multiplies 64 x N x 16
+ * asynchronously, B -- and A, or A from registers -- read from shared memory through 64-bit
+ * descriptors; any N that is a multiple of 16 up to 256; both shared-memory operands transposed
+ * for rung 08's dQ; and its FP8 form, 64 x N x 32 in float8 e4m3, both operands K-major, for rung
+ * 07's 07g) and setmaxnreg.
  *
  * Shared-memory tiles here are what TMA writes with CU_TENSOR_MAP_SWIZZLE_128B: a tile of R rows
  * of 64 halves (128 bytes) whose 16-byte chunks are permuted by XOR with (row % 8), 1024-byte
@@ -102,6 +104,16 @@ template <int n>
 static __device__ __forceinline__ void bulk_wait(void)
 {
     asm volatile("cp.async.bulk.wait_group %0;" :: "n"(n) : "memory");
+}
+
+/* n bytes of float32 at src (shared memory) added element by element into dst (global memory),
+ * in L2: the bulk reduce-add copy, grouped and waited for as the stores above. Both addresses
+ * 16-byte aligned, n a multiple of 16. Rung 08's Hopper backward adds each query tile's dQ into its
+ * float32 accumulator this way. */
+static __device__ __forceinline__ void bulk_reduce_add_f32(float *dst, const float *src, uint32_t n)
+{
+    asm volatile("cp.reduce.async.bulk.global.shared::cta.bulk_group.add.f32 [%0], [%1], %2;"
+                 :: "l"(dst), "r"(smem_addr(src)), "r"(n) : "memory");
 }
 
 /* ---- named barriers ------------------------------------------------------------------------- */
@@ -277,6 +289,7 @@ static __device__ __forceinline__ void setmaxnreg_dec(void)
                  : "+r"(a0), "+r"(a1), "+r"(a2), "+r"(a3), "+l"(db), "+r"(acc), WG_OPS##G)
 #define WGMMA_SS_ASM(G, NS, TY) WGMMA_SS_GEN(G, NS, TY, "k16", ", 0, 0")
 #define WGMMA_RS_ASM(G, NS, TY) WGMMA_RS_GEN(G, NS, TY, "k16", ", 1")
+#define WGMMA_SS_TT_ASM(G, NS, TY) WGMMA_SS_GEN(G, NS, TY, "k16", ", 1, 1")
 #define WGMMA_SS8_ASM(G, NS, TY) WGMMA_SS_GEN(G, NS, TY, "k32", "")
 #define WGMMA_RS8_ASM(G, NS, TY) WGMMA_RS_GEN(G, NS, TY, "k32", "")
 /* One case per N = 16 G: the G-th line below picks the instruction for N. */
@@ -296,6 +309,18 @@ static __device__ __forceinline__ void wgmma_ss(float (&d)[N / 2], uint64_t da, 
     static_assert(N % 16 == 0 && N >= 16 && N <= 256, "wgmma N: a multiple of 16 up to 256");
     constexpr int G = N / 16;
     if constexpr (BF16) { WGMMA_BY_N(WGMMA_SS_ASM, "bf16") } else { WGMMA_BY_N(WGMMA_SS_ASM, "f16") }
+}
+
+/* The same with both operands transposed: A M-major (its M contiguous) and B N-major, both from
+ * shared memory. Rung 08's Hopper backward: dQ = dS K with dS stored as dS^T (keys by queries) and K
+ * as loaded (keys by d). An M-major A is described as an N-major B is (see the top of this file:
+ * the stride between 8-row groups of k 1024, 64-element chunks of M the leading offset apart). */
+template <int N, bool BF16>
+static __device__ __forceinline__ void wgmma_ss_tt(float (&d)[N / 2], uint64_t da, uint64_t db, int acc)
+{
+    static_assert(N % 16 == 0 && N >= 16 && N <= 256, "wgmma N: a multiple of 16 up to 256");
+    constexpr int G = N / 16;
+    if constexpr (BF16) { WGMMA_BY_N(WGMMA_SS_TT_ASM, "bf16") } else { WGMMA_BY_N(WGMMA_SS_TT_ASM, "f16") }
 }
 
 template <int N, bool BF16>

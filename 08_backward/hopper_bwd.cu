@@ -1,0 +1,479 @@
+/* Rung 08, step c: the backward pass on Hopper, as FlashAttention-3's (Shah et al., 2024,
+ * arXiv:2407.08608, section 3 and its backward kernel): TMA copies, wgmma, a producer warpgroup and
+ * dQ added into its float32 accumulator with the bulk reduce-add copy.
+ *
+ * Three kernels, launched in order on the rung's stream:
+ *   1. bwd_pre     fa2_bwd.cuh (08a's): D_i = rowsum(dO_i o O_i), LSE_i in log2 units (+inf for a row
+ *                  that sees no key), the row of the dQ accumulator zeroed.
+ *   2. bwd_sm90    grid ceil(M/128) * Hkv * B (causal: every head's first key tile first, as 08a),
+ *                  384 threads: warpgroup 0 the producer, warpgroups 1 and 2 the consumers. One block
+ *                  owns BC = 128 keys of one KV head and walks the query tiles (BR = 64 rows) of every
+ *                  query head of the group that see one of its keys (08a's walk).
+ *                  Producer, warp 0: K and V once (TMA, one mbarrier), then per query tile Q and dO
+ *                  (TMA) and LSE and D (its 32 lanes, plain loads: a head's rows start anywhere, not
+ *                  on the 16 bytes a bulk copy needs) into a two-stage ring of full/empty mbarriers.
+ *                  Producer, warp 1: per query tile, waits for dQ in shared memory, adds it into the
+ *                  accumulator with one cp.reduce.async.bulk (rows past N left out), and hands the
+ *                  buffer back once the copy has read it.
+ *                  Consumer cw (0, 1) owns keys [64 cw, 64 cw + 64) of the tile; per query tile:
+ *                    S^T  = K Q^T,  dP^T = V dO^T      wgmma SS (64 keys x 64 queries each: K and V
+ *                                                      K-major as loaded, Q and dO K-major)
+ *                    P^T  = 2^(S^T scale log2 e - LSE),  dS^T = P^T o (dP^T - D)    (registers)
+ *                    dV  += P^T dO,  dK += dS^T Q      wgmma RS: P^T and dS^T packed from their
+ *                                                      accumulators as A, dO and Q N-major as B
+ *                                                      (the forward's P V); dK, dV 64 x d float32
+ *                    dS^T to shared memory (keys by queries, 128B-swizzled, two buffers); a named
+ *                    barrier over both consumers: all 128 keys' dS^T written
+ *                    dQ   = dS K                       wgmma SS, both operands transposed: A = dS^T
+ *                                                      read M-major, B = K N-major; consumer cw the
+ *                                                      columns [cw d/2, cw d/2 + d/2)
+ *                    dQ (float32) to shared memory, then to producer warp 1 (named barriers)
+ *                  and at the end dK * scale and dV, rounded, straight from the registers.
+ *                  Shared memory (1024-aligned tiles of 128-byte rows, TMA's 128B swizzle; wider rows
+ *                  are chunks of 64 columns): K, V 128 x d; Q, dO 64 x d in two stages; dS^T 128 x 64
+ *                  in two buffers; dQ 64 x d float32 (plain rows: the bulk copy's source); LSE and D
+ *                  64 floats in two stages. d = 64: 16+16+16+16+32+16+1 KB; d = 128: 32+32+32+32+32+32+1.
+ *   3. bwd_convert fa2_bwd.cu's: dQ = scale * accumulator, rounded to T.
+ *
+ * Against 08a: the same walk, masks and tiles of work (128 keys a block, 64-query tiles, GQA summed
+ * in registers); what changes is who moves the data and how the products read it. 08a's warps each
+ * own 16 keys and load every operand fragment with ldmatrix (one B fragment per mma: bounded by
+ * shared-memory reads); here a warpgroup's wgmma reads both operands of S^T, dP^T and dQ, and B of
+ * dV and dK, from shared memory itself, 64 keys at a time. The copies are TMA's, issued by one
+ * thread of a warp that does nothing else; dQ leaves through shared memory and one bulk reduce-add
+ * a tile (08a: 16 K red.global.add.v2 a tile at d = 128) issued off the consumers' path.
+ * Against FlashAttention-3's backward (read for its design, hopper/mainloop_bwd_sm90_tma_gmma_ws.hpp):
+ * the same roles and the same dQ path; FA3 at d = 64 takes 128-query tiles and splits dQ by rows
+ * between its consumers, and keeps P and dS in shared memory where its layouts need them; here one
+ * tile shape for both head dims and P never leaves the registers.
+ *
+ * Masks as 08a's: Q and dO rows past N are TMA's zero fill and their LSE is +inf (P = 0); keys past
+ * M are zero-filled and masked (P = 0); causal, keys above the diagonal P = 0, tested only where a
+ * consumer's 64 keys cross it. dQ rows past N are not added (the bulk copy's size). Head dims 64 and
+ * 128, float16 and bfloat16; sm_90a only (the kernel body is empty in the sm_80 build). */
+#include "../common/check_cuda.h"
+#include "../common/hopper.cuh"
+#include "../common/online_softmax.cuh"
+#include "../common/tensor_map.h"
+#include "fa2_bwd.cuh"
+
+#define H_BC 128                  /* keys a block: 64 a consumer warpgroup */
+#define H_BR 64                   /* query rows a tile */
+#define H_THREADS 384             /* producer warpgroup + two consumers */
+#define H_REGS 240                /* a consumer thread's registers after setmaxnreg (producer 24) */
+
+/* Named barriers (0 is __syncthreads): both consumers' dS^T written (256 threads); dQ in shared
+ * memory (consumers arrive, the dQ warp waits: 288); the dQ buffer free again (the reverse). */
+enum { H_DS_READY = 1, H_DQ_FULL = 2, H_DQ_EMPTY = 3 };
+#define H_CONS 256
+#define H_DQ_SYNC (H_CONS + 32)
+
+/* The block's shared memory, by head dim: offsets in bytes from a 1024-aligned base. */
+template <int D>
+struct h_smem {
+    static constexpr uint32_t KV = H_BC * D * 2, QT = H_BR * D * 2, DS = H_BC * H_BR * 2, DQ = H_BR * D * 4;
+    static constexpr uint32_t K = 0, V = K + KV, Q = V + KV, DO = Q + 2 * QT, DSB = DO + 2 * QT, DQB = DSB + 2 * DS;
+    static constexpr uint32_t L = DQB + DQ, DV = L + 2 * H_BR * 4, BAR = DV + 2 * H_BR * 4;
+    static constexpr uint32_t END = BAR + 8 * 8;
+    static constexpr size_t bytes = END + 1024;   /* + the alignment of the base */
+};
+
+/* mbarriers: K and V loaded; per stage, Q/dO/LSE/D full and empty */
+enum { H_KV_FULL = 0, H_FULL = 1, H_EMPTY = 3 };
+
+typedef struct h_params {
+    const float *Lsc, *Dvec;
+    float *dQacc;
+    void *dK, *dV;
+    int Hq, Hkv, N, M, causal;
+    float scale, scale_log2;
+} h_params;
+
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+
+/* The block's key tile, KV head and query walk (08a's): G heads x the query tiles from the first
+ * one that sees a key of the tile. */
+typedef struct h_walk {
+    int k0, b, kvh, G, shift, q_start, tiles_head, ntiles;
+} h_walk;
+
+static __device__ __forceinline__ h_walk h_walk_of(const h_params &p)
+{
+    h_walk w;
+    const int nkt = (p.M + H_BC - 1) / H_BC, heads = gridDim.x / nkt;
+    const int kt = p.causal ? blockIdx.x / heads : blockIdx.x % nkt;
+    const int bh = p.causal ? blockIdx.x % heads : blockIdx.x / nkt;
+    w.b = bh / p.Hkv;
+    w.kvh = bh % p.Hkv;
+    w.k0 = kt * H_BC;
+    w.G = p.Hq / p.Hkv;
+    w.shift = p.M - p.N;
+    const int q_first = p.causal ? max(0, w.k0 - w.shift) : 0;
+    w.q_start = q_first / H_BR * H_BR;
+    w.tiles_head = w.q_start < p.N ? (p.N - w.q_start + H_BR - 1) / H_BR : 0;
+    w.ntiles = w.G * w.tiles_head;
+    return w;
+}
+
+/* Query tile i of the walk: its query plane (b, head) and first row. */
+static __device__ __forceinline__ void h_tile(const h_walk &w, const h_params &p, int i, int *plane, int *q0)
+{
+    *plane = w.b * p.Hq + w.kvh * w.G + i / w.tiles_head;
+    *q0 = w.q_start + (i % w.tiles_head) * H_BR;
+}
+
+/* Producer warp 0: K, V, then the query tiles through the two-stage ring. */
+template <int D>
+static __device__ __forceinline__ void h_produce(unsigned char *sm, uint64_t *bar, const CUtensorMap *tq,
+                                                 const CUtensorMap *tk, const CUtensorMap *tv, const CUtensorMap *tdo,
+                                                 const h_walk &w, const h_params &p)
+{
+    typedef h_smem<D> S;
+    constexpr int CH = D / 64;
+    const int lane = threadIdx.x % 32;
+    const int kvp = w.b * p.Hkv + w.kvh;
+    if (lane == 0) {
+        mbar_arrive_expect_tx(&bar[H_KV_FULL], 2 * S::KV);
+        for (int ch = 0; ch < CH; ch++) {
+            tma_load_3d(sm + S::K + ch * H_BC * 128, tk, &bar[H_KV_FULL], ch * 64, w.k0, kvp);
+            tma_load_3d(sm + S::V + ch * H_BC * 128, tv, &bar[H_KV_FULL], ch * 64, w.k0, kvp);
+        }
+    }
+    float *sL = reinterpret_cast<float *>(sm + S::L), *sD = reinterpret_cast<float *>(sm + S::DV);
+    for (int i = 0; i < w.ntiles; i++) {
+        const int st = i & 1;
+        if (i >= 2) mbar_wait(&bar[H_EMPTY + st], ((i >> 1) - 1) & 1);
+        int plane, q0;
+        h_tile(w, p, i, &plane, &q0);
+        if (lane == 0) {
+            mbar_arrive_expect_tx(&bar[H_FULL + st], 2 * S::QT);
+            for (int ch = 0; ch < CH; ch++) {
+                tma_load_3d(sm + S::Q + st * S::QT + ch * H_BR * 128, tq, &bar[H_FULL + st], ch * 64, q0, plane);
+                tma_load_3d(sm + S::DO + st * S::QT + ch * H_BR * 128, tdo, &bar[H_FULL + st], ch * 64, q0, plane);
+            }
+        }
+        /* LSE (log2 units) and D of the tile's rows; rows past N: LSE = +inf, so P = 0 */
+        const size_t row = (size_t)plane * p.N + q0;
+#pragma unroll
+        for (int h = 0; h < 2; h++) {
+            const int r = lane + 32 * h;
+            const bool in = q0 + r < p.N;
+            sL[st * H_BR + r] = in ? p.Lsc[row + r] : INFINITY;
+            sD[st * H_BR + r] = in ? p.Dvec[row + r] : 0.0f;
+        }
+        mbar_arrive(&bar[H_FULL + st]);   /* each lane's stores released by its own arrival (lane 0: its second) */
+    }
+}
+
+/* Producer warp 1: each query tile's dQ, from shared memory into the float32 accumulator. */
+template <int D>
+static __device__ __forceinline__ void h_write_dq(unsigned char *sm, const h_walk &w, const h_params &p)
+{
+    typedef h_smem<D> S;
+    const bool lead = threadIdx.x % 32 == 0;
+    const float *sdq = reinterpret_cast<const float *>(sm + S::DQB);
+    if (w.ntiles > 0) bar_arrive<H_DQ_EMPTY, H_DQ_SYNC>();   /* the buffer starts free */
+    for (int i = 0; i < w.ntiles; i++) {
+        bar_sync<H_DQ_FULL, H_DQ_SYNC>();
+        int plane, q0;
+        h_tile(w, p, i, &plane, &q0);
+        if (lead) {
+            const int rows = min(H_BR, p.N - q0);
+            bulk_reduce_add_f32(p.dQacc + ((size_t)plane * p.N + q0) * D, sdq, (uint32_t)rows * D * 4);
+            bulk_commit();
+            bulk_wait_read<0>();
+        }
+        __syncwarp();
+        if (i + 1 < w.ntiles) bar_arrive<H_DQ_EMPTY, H_DQ_SYNC>();
+    }
+    if (lead) bulk_wait<0>();
+}
+
+/* A swizzled tile's element (row, col) of a 128-byte row: the 16-byte chunk XOR row % 8 (TMA's 128B
+ * swizzle, the layout wgmma's descriptors read). */
+static __device__ __forceinline__ uint32_t h_sw128(int row, int col)
+{
+    return row * 128 + ((((col / 8) ^ row) & 7) * 16) + (col % 8) * 2;
+}
+
+/* A consumer warpgroup: its 64 keys' dK and dV over the whole walk. */
+template <int D, typename T>
+static __device__ __forceinline__ void h_consume(unsigned char *sm, uint64_t *bar, const h_walk &w, const h_params &p,
+                                                 int cw)
+{
+    typedef h_smem<D> S;
+    constexpr bool BF16 = storage_bf16<T>;
+    constexpr int SN = H_BR / 2, DN = D / 2, QN = D / 2;
+    const int wq = (threadIdx.x / 32) % 4, lane = threadIdx.x % 32, g = lane / 4, c = lane % 4;
+    const int kw = 64 * cw;                              /* this warpgroup's keys in the tile */
+    const uint32_t base = smem_addr(sm);
+    const float *sL = reinterpret_cast<const float *>(sm + S::L), *sD = reinterpret_cast<const float *>(sm + S::DV);
+    float *sdq = reinterpret_cast<float *>(sm + S::DQB);
+
+    float dk[DN], dv[DN];
+#pragma unroll
+    for (int e = 0; e < DN; e++) dk[e] = dv[e] = 0.0f;
+
+    mbar_wait(&bar[H_KV_FULL], 0);
+    for (int i = 0; i < w.ntiles; i++) {
+        const int st = i & 1;
+        int plane, q0;
+        h_tile(w, p, i, &plane, &q0);
+        mbar_wait(&bar[H_FULL + st], (i >> 1) & 1);
+        const uint32_t q_a = base + S::Q + st * S::QT, do_a = base + S::DO + st * S::QT;
+
+        /* S^T = K Q^T and dP^T = V dO^T, both issued before either is waited for */
+        float s[SN], dp[SN];
+        wgmma_fence();
+#pragma unroll
+        for (int kk = 0; kk < D / 16; kk++) {
+            const uint32_t off = (kk % 4) * 32;          /* 16 columns = 32 bytes into the chunk */
+            const uint64_t da = wgmma_desc(base + S::K + (kk / 4) * H_BC * 128 + kw * 128 + off, 16, 1024);
+            const uint64_t db = wgmma_desc(q_a + (kk / 4) * H_BR * 128 + off, 16, 1024);
+            wgmma_ss<H_BR, BF16>(s, da, db, kk > 0);
+        }
+        wgmma_commit();
+#pragma unroll
+        for (int kk = 0; kk < D / 16; kk++) {
+            const uint32_t off = (kk % 4) * 32;
+            const uint64_t da = wgmma_desc(base + S::V + (kk / 4) * H_BC * 128 + kw * 128 + off, 16, 1024);
+            const uint64_t db = wgmma_desc(do_a + (kk / 4) * H_BR * 128 + off, 16, 1024);
+            wgmma_ss<H_BR, BF16>(dp, da, db, kk > 0);
+        }
+        wgmma_commit();
+
+        /* P^T from the LSE while dP^T runs. s[4j + e]: key kw + 16 wq + g (+8 for e >= 2), query
+         * q0 + 8 j + 2 c (+1 for odd e) */
+        wgmma_wait<1>();
+        wgmma_fence_regs(s);
+        const float *sl = sL + st * H_BR, *sd = sD + st * H_BR;
+        const int key0 = w.k0 + kw + 16 * wq + g;
+        const bool mask = w.k0 + H_BC > p.M || (p.causal && w.k0 + kw + 63 > q0 + w.shift);
+#pragma unroll
+        for (int j = 0; j < H_BR / 8; j++) {
+            const float2 l = *reinterpret_cast<const float2 *>(sl + 8 * j + 2 * c);
+#pragma unroll
+            for (int e = 0; e < 4; e++) {
+                float x = fast_exp2(fmaf(s[4 * j + e], p.scale_log2, -((e & 1) ? l.y : l.x)));   /* 2^-inf = 0 */
+                if (mask) {
+                    const int key = key0 + (e >= 2 ? 8 : 0), query = q0 + 8 * j + 2 * c + (e & 1);
+                    if (key >= p.M || (p.causal && key > query + w.shift)) x = 0.0f;
+                }
+                s[4 * j + e] = x;
+            }
+        }
+        uint32_t pa[H_BR / 16][4];
+#pragma unroll
+        for (int kb = 0; kb < H_BR / 16; kb++) {
+            pa[kb][0] = pack2_t<T>(s[8 * kb + 0], s[8 * kb + 1]);
+            pa[kb][1] = pack2_t<T>(s[8 * kb + 2], s[8 * kb + 3]);
+            pa[kb][2] = pack2_t<T>(s[8 * kb + 4], s[8 * kb + 5]);
+            pa[kb][3] = pack2_t<T>(s[8 * kb + 6], s[8 * kb + 7]);
+        }
+
+        /* dV += P^T dO (B = dO N-major: 16-query steps 2048 bytes apart, chunks of 64 columns) */
+        wgmma_fence_regs(dv);
+        wgmma_fence();
+#pragma unroll
+        for (int kb = 0; kb < H_BR / 16; kb++)
+            wgmma_rs<D, BF16>(dv, pa[kb], wgmma_desc(do_a + kb * 2048, H_BR * 128, 1024), 1);
+        wgmma_commit();
+
+        /* dS^T = P^T o (dP^T - D) */
+        wgmma_wait<1>();
+        wgmma_fence_regs(dp);
+        uint32_t da_[H_BR / 16][4];
+#pragma unroll
+        for (int j = 0; j < H_BR / 8; j++) {
+            const float2 dd = *reinterpret_cast<const float2 *>(sd + 8 * j + 2 * c);
+#pragma unroll
+            for (int e = 0; e < 4; e++) dp[4 * j + e] = s[4 * j + e] * (dp[4 * j + e] - ((e & 1) ? dd.y : dd.x));
+        }
+#pragma unroll
+        for (int kb = 0; kb < H_BR / 16; kb++) {
+            da_[kb][0] = pack2_t<T>(dp[8 * kb + 0], dp[8 * kb + 1]);
+            da_[kb][1] = pack2_t<T>(dp[8 * kb + 2], dp[8 * kb + 3]);
+            da_[kb][2] = pack2_t<T>(dp[8 * kb + 4], dp[8 * kb + 5]);
+            da_[kb][3] = pack2_t<T>(dp[8 * kb + 6], dp[8 * kb + 7]);
+        }
+
+        /* dK += dS^T Q */
+        wgmma_fence_regs(dk);
+        wgmma_fence();
+#pragma unroll
+        for (int kb = 0; kb < H_BR / 16; kb++)
+            wgmma_rs<D, BF16>(dk, da_[kb], wgmma_desc(q_a + kb * 2048, H_BR * 128, 1024), 1);
+        wgmma_commit();
+
+        /* dS^T into buffer i % 2, rows kw + 16 wq + g (+8), 128B-swizzled: the A of dQ = dS K. The
+         * other consumer read this buffer two tiles ago, before the H_DS_READY of the last tile. */
+        unsigned char *sds = sm + S::DSB + st * S::DS;
+#pragma unroll
+        for (int kb = 0; kb < H_BR / 16; kb++)
+#pragma unroll
+            for (int r = 0; r < 4; r++) {   /* r: row g or g + 8 (odd r), columns 16 kb + 2 c (+8 for r >= 2) */
+                const int row = kw + 16 * wq + g + (r & 1) * 8, col = 16 * kb + (r >> 1) * 8 + 2 * c;
+                *reinterpret_cast<uint32_t *>(sds + h_sw128(row, col)) = da_[kb][r];
+            }
+        fence_proxy_async();
+        bar_sync<H_DS_READY, H_CONS>();
+
+        /* Q and dO of this stage are done with once dV and dK are: the stage goes back. Every
+         * consumer thread arrives after its own last read of the stage (its LSE and D included),
+         * so each read is ordered before the producer's next writes by that thread's own release */
+        wgmma_wait<0>();
+        wgmma_fence_regs(dv);
+        wgmma_fence_regs(dk);
+        mbar_arrive(&bar[H_EMPTY + st]);
+
+        /* dQ = dS K, columns [cw d/2, cw d/2 + d/2): A = dS^T M-major (16-key steps 2048 bytes
+         * apart), B = K N-major (the same steps; at d = 64 consumer 1 starts 64 bytes into the row) */
+        float dq[QN / 2];
+        const uint32_t kb_a = base + S::K + (D == 128 ? cw * H_BC * 128 : cw * 64);
+        wgmma_fence();
+#pragma unroll
+        for (int kb = 0; kb < H_BC / 16; kb++)
+            wgmma_ss_tt<QN, BF16>(dq, wgmma_desc(smem_addr(sds) + kb * 2048, H_BC * 128, 1024),
+                                  wgmma_desc(kb_a + kb * 2048, H_BC * 128, 1024), kb > 0);
+        wgmma_commit();
+        wgmma_wait<0>();
+        wgmma_fence_regs(dq);
+
+        /* dQ to shared memory once the dQ warp has read the last one out. dq[4j + e]: row
+         * 16 wq + g (+8), column cw d/2 + 8 j + 2 c (+1) */
+        bar_sync<H_DQ_EMPTY, H_DQ_SYNC>();
+#pragma unroll
+        for (int j = 0; j < QN / 8; j++)
+#pragma unroll
+            for (int hi = 0; hi < 2; hi++) {
+                const int row = 16 * wq + g + 8 * hi, col = cw * QN + 8 * j + 2 * c;
+                *reinterpret_cast<float2 *>(sdq + row * D + col) = make_float2(dq[4 * j + 2 * hi], dq[4 * j + 2 * hi + 1]);
+            }
+        fence_proxy_async();
+        bar_arrive<H_DQ_FULL, H_DQ_SYNC>();
+    }
+
+    /* dK * scale and dV of this warpgroup's 64 keys, two columns a store */
+    T *dK = reinterpret_cast<T *>(p.dK), *dV = reinterpret_cast<T *>(p.dV);
+#pragma unroll
+    for (int hi = 0; hi < 2; hi++) {
+        const int key = w.k0 + kw + 16 * wq + g + 8 * hi;
+        if (key >= p.M) continue;
+        const size_t r = (((size_t)w.b * p.Hkv + w.kvh) * p.M + key) * D;
+#pragma unroll
+        for (int j = 0; j < D / 8; j++) {
+            const int col = 8 * j + 2 * c;
+            *reinterpret_cast<uint32_t *>(dK + r + col) = pack2_t<T>(dk[4 * j + 2 * hi] * p.scale, dk[4 * j + 2 * hi + 1] * p.scale);
+            *reinterpret_cast<uint32_t *>(dV + r + col) = pack2_t<T>(dv[4 * j + 2 * hi], dv[4 * j + 2 * hi + 1]);
+        }
+    }
+}
+
+#endif /* __CUDA_ARCH_FEAT_SM90_ALL */
+
+template <int D, typename T>
+__global__ void __launch_bounds__(H_THREADS, 1)
+bwd_sm90(const __grid_constant__ CUtensorMap tq, const __grid_constant__ CUtensorMap tk,
+         const __grid_constant__ CUtensorMap tv, const __grid_constant__ CUtensorMap tdo, h_params p)
+{
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+    typedef h_smem<D> S;
+    extern __shared__ unsigned char smem_raw[];
+    const uint32_t a = smem_addr(smem_raw);
+    unsigned char *sm = smem_raw + (((a + 1023) & ~1023u) - a);
+    uint64_t *bar = reinterpret_cast<uint64_t *>(sm + S::BAR);
+    const h_walk w = h_walk_of(p);
+
+    if (threadIdx.x == 0) {
+        tma_prefetch_map(&tq); tma_prefetch_map(&tk); tma_prefetch_map(&tv); tma_prefetch_map(&tdo);
+        mbar_init(&bar[H_KV_FULL], 1);
+        for (int s = 0; s < 2; s++) {
+            mbar_init(&bar[H_FULL + s], 33);     /* lane 0 with the bytes, then every lane after its stores */
+            mbar_init(&bar[H_EMPTY + s], 256);   /* every thread of both consumer warpgroups */
+        }
+        mbar_init_fence();
+    }
+    __syncthreads();
+
+    if (threadIdx.x < 128) {                     /* the producer warpgroup */
+        setmaxnreg_dec<24>();
+        if (threadIdx.x < 32) h_produce<D>(sm, bar, &tq, &tk, &tv, &tdo, w, p);
+        else if (threadIdx.x < 64) h_write_dq<D>(sm, w, p);
+    } else {
+        setmaxnreg_inc<H_REGS>();
+        h_consume<D, T>(sm, bar, w, p, threadIdx.x / 128 - 1);
+    }
+#endif
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* Host side */
+
+static size_t smem_08c(int d)
+{
+    return d == 64 ? h_smem<64>::bytes : h_smem<128>::bytes;
+}
+
+/* workspace: 08a's: the float32 dQ accumulator [B,Hq,N,d], then D and LSE in log2 units */
+static size_t workspace_08c(const attn_shape *s, const attn_env *env)
+{
+    (void)env;
+    return attn_q_elems(s) * sizeof(float) + 2 * attn_lse_elems(s) * sizeof(float);
+}
+
+static int unsupported_08c(const attn_shape *s, const attn_env *env, char *why, size_t n)
+{
+    if (env->cc_major != 9) {
+        snprintf(why, n, "08c needs a Hopper GPU (sm_90a: wgmma, TMA, setmaxnreg); this one is sm_%d%d", env->cc_major,
+                 env->cc_minor);
+        return 1;
+    }
+    return bwd_refuse(s, env, why, n, s->d == 64 || s->d == 128 ? smem_08c(s->d) : 0);
+}
+
+template <int D, typename T>
+static const char *launch_08c(const attn_args *a, cudaStream_t st, float *dQacc, float *Dvec, float *Lsc)
+{
+    const attn_shape *s = &a->shape;
+    const attn_grads *gr = a->grad;
+    const long rows = (long)s->B * s->Hq * s->N;
+    bwd_pre<D, T><<<(unsigned)((rows + 7) / 8), 256, 0, st>>>((const T *)a->o, (const T *)gr->dout, a->lse, Dvec, Lsc,
+                                                              dQacc, rows);
+    RUNG_LAUNCHED(bwd_pre);
+
+    /* Q and dO as [B*Hq][N][d] in boxes of 64 rows, K and V as [B*Hkv][M][d] in boxes of 128 */
+    CUtensorMap tq, tk, tv, tdo;
+    const char *err;
+    if ((err = tensor_map_3d(&tq, a->q, s->dtype, D, s->N, s->B * s->Hq, H_BR)) ||
+        (err = tensor_map_3d(&tdo, gr->dout, s->dtype, D, s->N, s->B * s->Hq, H_BR)) ||
+        (err = tensor_map_3d(&tk, a->k, s->dtype, D, s->M, s->B * s->Hkv, H_BC)) ||
+        (err = tensor_map_3d(&tv, a->v, s->dtype, D, s->M, s->B * s->Hkv, H_BC)))
+        return err;
+
+    h_params p = {Lsc, Dvec, dQacc, gr->dk, gr->dv, s->Hq, s->Hkv, s->N, s->M, s->causal, s->scale, s->scale * LOG2E};
+    const size_t smem = h_smem<D>::bytes;
+    RUNG_CUDA(cudaFuncSetAttribute(bwd_sm90<D, T>, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
+    const unsigned grid = (unsigned)((s->M + H_BC - 1) / H_BC) * s->Hkv * s->B;
+    bwd_sm90<D, T><<<grid, H_THREADS, smem, st>>>(tq, tk, tv, tdo, p);
+    RUNG_LAUNCHED(bwd_sm90);
+    return bwd_dq_convert(a, st, dQacc);
+}
+
+static const char *run_08c(const attn_args *a, cudaStream_t st)
+{
+    const attn_shape *s = &a->shape;
+    if (!a->grad) return "rung 08 is a backward pass: the driver gives it no gradients (rung_grad_own missing?)";
+    float *dQacc = (float *)a->workspace;
+    float *Dvec = dQacc + attn_q_elems(s);
+    float *Lsc = Dvec + attn_lse_elems(s);
+    const int bf = s->dtype == ATTN_BF16;
+    if (s->d == 64) return bf ? launch_08c<64, __nv_bfloat16>(a, st, dQacc, Dvec, Lsc) : launch_08c<64, __half>(a, st, dQacc, Dvec, Lsc);
+    if (s->d == 128) return bf ? launch_08c<128, __nv_bfloat16>(a, st, dQacc, Dvec, Lsc) : launch_08c<128, __half>(a, st, dQacc, Dvec, Lsc);
+    return "08c runs head dims 64 and 128";
+}
+
+extern "C" const rung rung_08c = {
+    "08c", "fa3-style backward on Hopper",
+    "the backward pass on Hopper: TMA, wgmma, a producer warpgroup, dQ by bulk reduce-add through shared memory",
+    unsupported_08c, workspace_08c, run_08c, NULL, NULL,
+};
