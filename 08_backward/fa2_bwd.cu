@@ -5,8 +5,9 @@
  *   1. bwd_pre     grid (ceil(B*Hq*N / 8)), 8 warps, one warp per query row: D_i = rowsum(dO_i o O_i)
  *                  in float32, the row's LSE in log2 units (+inf for a row that sees no key, so that
  *                  its P is 0), and row i of the float32 dQ accumulator zeroed.
- *   2. bwd_main    grid ceil(M/BC) * Hkv * B, 8 warps (causal: every head's first key tile launched
- *                  first, the heaviest). One block owns BC = 128 keys of one KV head:
+ *   2. bwd_main    grid ceil(M/BC) * Hkv * B, 8 warps (causal: KV heads in L2-sized sections, in a
+ *                  section every head's first key tile first, the heaviest: bwd_block_tile in
+ *                  fa2_bwd.cuh). One block owns BC = 128 keys of one KV head:
  *                  its K and V tiles are loaded once; it walks the query tiles (BR = 64 rows) of
  *                  every query head of the KV head's group (GQA/MQA: a loop over the group inside
  *                  the block, so dK and dV are summed in registers, in a fixed order: no atomics on
@@ -105,8 +106,8 @@ template <int D, int BRW, int MINB, bool DQ, typename T>
 __global__ void __launch_bounds__(BWD_THREADS, MINB)
 bwd_main(const T *__restrict__ Q, const T *__restrict__ K, const T *__restrict__ V, const T *__restrict__ dO,
          const float *__restrict__ Lsc, const float *__restrict__ Dvec, float *__restrict__ dQacc,
-         T *__restrict__ dK, T *__restrict__ dV, int Hq, int Hkv, int N, int M, int causal, float scale,
-         float scale_log2)
+         T *__restrict__ dK, T *__restrict__ dV, int Hq, int Hkv, int N, int M, int causal, int sec,
+         float scale, float scale_log2)
 {
     constexpr int BC = BWD_BC, BR = BWD_BR;
     constexpr int NT = BRW / 8;                /* n8 tiles of S^T: the query columns a warp works at once */
@@ -126,14 +127,8 @@ bwd_main(const T *__restrict__ Q, const T *__restrict__ K, const T *__restrict__
 
     const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
     const int g = lane / 4, t = lane % 4;
-    /* the block's key tile and (batch, KV head). Not causal: a head's key tiles are neighbours in
-     * launch order, so the blocks that run together read the same Q and dO tiles (L2 hits). Causal:
-     * every head's first key tile, then every head's second, ...: the blocks that see the most
-     * queries start first and the last wave is the lightest (in a head's order, the last head's
-     * heaviest block would start near the end and run alone) */
-    const int nkt = (M + BC - 1) / BC, heads = gridDim.x / nkt;   /* heads = B * Hkv */
-    const int kt = causal ? blockIdx.x / heads : blockIdx.x % nkt;
-    const int bh = causal ? blockIdx.x % heads : blockIdx.x / nkt;
+    int kt, bh;                                /* the block's key tile and (batch, KV head) */
+    bwd_block_tile((M + BC - 1) / BC, causal, sec, &kt, &bh);
     const int b = bh / Hkv, kvh = bh % Hkv, k0 = kt * BC;
     const int G = Hq / Hkv, shift = M - N;     /* bottom-right causal alignment */
     const int kw0 = warp * 16;                 /* this warp's keys in the tile */
@@ -303,7 +298,8 @@ static const char *launch_pre_and_kv(const attn_args *a, cudaStream_t st, float 
     const unsigned grid = (unsigned)((s->M + BWD_BC - 1) / BWD_BC) * s->Hkv * s->B;   /* key tiles x heads */
     bwd_main<D, BRW, MINB, DQ, T><<<grid, BWD_THREADS, smem, st>>>(
         (const T *)a->q, (const T *)a->k, (const T *)a->v, (const T *)gr->dout, Lsc, Dvec, dq_acc,
-        (T *)gr->dk, (T *)gr->dv, s->Hq, s->Hkv, s->N, s->M, s->causal, s->scale, s->scale * LOG2E);
+        (T *)gr->dk, (T *)gr->dv, s->Hq, s->Hkv, s->N, s->M, s->causal, bwd_section(s), s->scale,
+        s->scale * LOG2E);
     RUNG_LAUNCHED(bwd_main);
     return NULL;
 }

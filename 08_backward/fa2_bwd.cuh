@@ -96,6 +96,38 @@ static __device__ __forceinline__ void mma_acc_by_tile(float acc[D / 8][4], cons
     }
 }
 
+/* The key tile and (batch, KV head) of a block of the key-tile grid, ceil(M/128) x B * Hkv (08a's
+ * and 08c's). Not causal: a head's key tiles are neighbours in launch order, so the blocks that run
+ * together read the same Q and dO tiles (L2 hits). Causal: the first key tiles see the most
+ * queries, so they start first and the last wave is the lightest; but every head's first key tile
+ * first put the blocks that run at once on as many heads as there are SMs, each adding into its own
+ * head's float32 dQ rows: at B = 8, Hq = 16, N = 2048, d = 128 that is 128 MB of rows in flight, and
+ * the additions missed L2 (08c under Nsight Compute: DRAM at 75%, the tensor pipe at 26%). So the KV
+ * heads go in sections of `sec` (bwd_section), and inside a section every head's first key tile
+ * first: the balance at each section's end is given up, L2 kept. */
+static __device__ __forceinline__ void bwd_block_tile(int nkt, int causal, int sec, int *kt, int *bh)
+{
+    const int heads = gridDim.x / nkt;
+    *kt = blockIdx.x % nkt;
+    *bh = blockIdx.x / nkt;
+    if (causal) {
+        const int s0 = blockIdx.x / (sec * nkt) * sec, r = blockIdx.x % (sec * nkt);
+        const int hs = min(sec, heads - s0);   /* KV heads in this section (the last may have fewer) */
+        *kt = r / hs;
+        *bh = s0 + r % hs;
+    }
+}
+
+/* The KV heads of a causal section: as many as keep their float32 dQ rows (G query heads x N x d)
+ * within 16 of the H100's 50 MB of L2. */
+static inline int bwd_section(const attn_shape *s)
+{
+    const double dq_head = (double)(s->Hq / s->Hkv) * s->N * s->d * 4.0;
+    int kv = 1;
+    while (kv < s->Hkv * s->B && (kv + 1) * dq_head <= 16.0 * 1024 * 1024) kv++;
+    return kv;
+}
+
 /* The shapes rung 08 refuses, for a variant that needs `smem` bytes of shared memory a block. */
 static int bwd_refuse(const attn_shape *s, const attn_env *env, char *why, size_t n, size_t smem)
 {

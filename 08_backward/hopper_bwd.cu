@@ -5,7 +5,7 @@
  * Three kernels, launched in order on the rung's stream:
  *   1. bwd_pre     fa2_bwd.cuh (08a's): D_i = rowsum(dO_i o O_i), LSE_i in log2 units (+inf for a row
  *                  that sees no key), the row of the dQ accumulator zeroed.
- *   2. bwd_sm90    grid ceil(M/128) * Hkv * B (causal: KV heads in L2-sized sections, h_section;
+ *   2. bwd_sm90    grid ceil(M/128) * Hkv * B (causal: KV heads in L2-sized sections, bwd_section;
  *                  in a section every head's first key tile first, the heaviest, as 08a's order),
  *                  384 threads: warpgroup 0 the producer, warpgroups 1 and 2 the consumers. One block
  *                  owns BC = 128 keys of one KV head and walks the query tiles (BR = 64 rows) of every
@@ -87,7 +87,7 @@ typedef struct h_params {
     float *dQacc;
     void *dK, *dV;
     int Hq, Hkv, N, M, causal;
-    int sec;                                     /* causal: KV heads per L2 section (h_section) */
+    int sec;                                     /* causal: KV heads per L2 section (bwd_section) */
     float scale, scale_log2;
 } h_params;
 
@@ -102,14 +102,8 @@ typedef struct h_walk {
 static __device__ __forceinline__ h_walk h_walk_of(const h_params &p)
 {
     h_walk w;
-    const int nkt = (p.M + H_BC - 1) / H_BC, heads = gridDim.x / nkt;
-    int kt = blockIdx.x % nkt, bh = blockIdx.x / nkt;
-    if (p.causal) {   /* section by section; in a section every head's first (heaviest) key tile first */
-        const int s0 = blockIdx.x / (p.sec * nkt) * p.sec, r = blockIdx.x % (p.sec * nkt);
-        const int hs = min(p.sec, heads - s0);   /* KV heads in this section (the last may have fewer) */
-        kt = r / hs;
-        bh = s0 + r % hs;
-    }
+    int kt, bh;
+    bwd_block_tile((p.M + H_BC - 1) / H_BC, p.causal, p.sec, &kt, &bh);
     w.b = bh / p.Hkv;
     w.kvh = bh % p.Hkv;
     w.k0 = kt * H_BC;
@@ -438,21 +432,6 @@ static int unsupported_08c(const attn_shape *s, const attn_env *env, char *why, 
     return bwd_refuse(s, env, why, n, s->d == 64 || s->d == 128 ? smem_08c(s->d) : 0);
 }
 
-/* Causal, the blocks that run at once should share KV heads: each adds its dS K into the float32 dQ
- * rows of its heads, and those rows are reused in L2 only while they stay there. Every head's first
- * key tile first (08a's order, the longest walks first) put one block on each of 132 heads: at
- * B = 8, Hq = 16, N = 2048, d = 128 that is 128 MB of dQ rows in flight, the reduce-adds went to
- * DRAM (Nsight Compute: 75% of its bandwidth, the tensor pipe 26%). So the KV heads are taken in
- * sections whose dQ rows (G query heads x N x d floats) fit in 16 of the H100's 50 MB, heaviest
- * first inside a section: the balance at the end of each section is lost, the L2 reuse kept. */
-static int h_section(const attn_shape *s)
-{
-    const double dq_head = (double)(s->Hq / s->Hkv) * s->N * s->d * 4.0;
-    int kv = 1;
-    while (kv < s->Hkv * s->B && (kv + 1) * dq_head <= 16.0 * 1024 * 1024) kv++;
-    return kv;
-}
-
 template <int D, typename T>
 static const char *launch_08c(const attn_args *a, cudaStream_t st, float *dQacc, float *Dvec, float *Lsc)
 {
@@ -472,7 +451,7 @@ static const char *launch_08c(const attn_args *a, cudaStream_t st, float *dQacc,
         (err = tensor_map_3d(&tv, a->v, s->dtype, D, s->M, s->B * s->Hkv, H_BC)))
         return err;
 
-    h_params p = {Lsc, Dvec, dQacc, gr->dk, gr->dv, s->Hq, s->Hkv, s->N, s->M, s->causal, h_section(s), s->scale,
+    h_params p = {Lsc, Dvec, dQacc, gr->dk, gr->dv, s->Hq, s->Hkv, s->N, s->M, s->causal, bwd_section(s), s->scale,
                   s->scale * LOG2E};
     const size_t smem = h_smem<D>::bytes;
     RUNG_CUDA(cudaFuncSetAttribute(bwd_sm90<D, T>, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
