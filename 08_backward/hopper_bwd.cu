@@ -197,6 +197,35 @@ static __device__ __forceinline__ uint32_t h_sw128(int row, int col)
     return row * 128 + ((((col / 8) ^ row) & 7) * 16) + (col % 8) * 2;
 }
 
+/* A consumer's 64 x 64 accumulator (P^T or dS^T: s[4j + e], key row 16 wq + g (+8 for e >= 2), query
+ * column 8 j + 2 c (+1 for odd e)) packed in 16-bit pairs as wgmma's A from registers, one k16 step
+ * of queries per a[kb]. */
+template <typename T>
+static __device__ __forceinline__ void h_pack_a(uint32_t (&a)[H_BR / 16][4], const float (&x)[H_BR / 2])
+{
+#pragma unroll
+    for (int kb = 0; kb < H_BR / 16; kb++) {
+        a[kb][0] = pack2_t<T>(x[8 * kb + 0], x[8 * kb + 1]);
+        a[kb][1] = pack2_t<T>(x[8 * kb + 2], x[8 * kb + 3]);
+        a[kb][2] = pack2_t<T>(x[8 * kb + 4], x[8 * kb + 5]);
+        a[kb][3] = pack2_t<T>(x[8 * kb + 6], x[8 * kb + 7]);
+    }
+}
+
+/* acc (64 keys x D) += A B over the tile's 64 queries, A from registers (h_pack_a), B the stage's
+ * Q or dO at b (N-major: 16-query steps 2048 bytes apart, chunks of 64 columns); committed, not
+ * waited for. */
+template <int D, bool BF16>
+static __device__ __forceinline__ void h_rs_acc(float (&acc)[D / 2], const uint32_t (&a)[H_BR / 16][4], uint32_t b)
+{
+    wgmma_fence_regs(acc);
+    wgmma_fence();
+#pragma unroll
+    for (int kb = 0; kb < H_BR / 16; kb++)
+        wgmma_rs<D, BF16>(acc, a[kb], wgmma_desc(b + kb * 2048, H_BR * 128, 1024), 1);
+    wgmma_commit();
+}
+
 /* A consumer warpgroup: its 64 keys' dK and dV over the whole walk. */
 template <int D, typename T>
 static __device__ __forceinline__ void h_consume(unsigned char *sm, uint64_t *bar, const h_walk &w, const h_params &p,
@@ -264,21 +293,10 @@ static __device__ __forceinline__ void h_consume(unsigned char *sm, uint64_t *ba
             }
         }
         uint32_t pa[H_BR / 16][4];
-#pragma unroll
-        for (int kb = 0; kb < H_BR / 16; kb++) {
-            pa[kb][0] = pack2_t<T>(s[8 * kb + 0], s[8 * kb + 1]);
-            pa[kb][1] = pack2_t<T>(s[8 * kb + 2], s[8 * kb + 3]);
-            pa[kb][2] = pack2_t<T>(s[8 * kb + 4], s[8 * kb + 5]);
-            pa[kb][3] = pack2_t<T>(s[8 * kb + 6], s[8 * kb + 7]);
-        }
+        h_pack_a<T>(pa, s);
 
         /* dV += P^T dO (B = dO N-major: 16-query steps 2048 bytes apart, chunks of 64 columns) */
-        wgmma_fence_regs(dv);
-        wgmma_fence();
-#pragma unroll
-        for (int kb = 0; kb < H_BR / 16; kb++)
-            wgmma_rs<D, BF16>(dv, pa[kb], wgmma_desc(do_a + kb * 2048, H_BR * 128, 1024), 1);
-        wgmma_commit();
+        h_rs_acc<D, BF16>(dv, pa, do_a);
 
         /* dS^T = P^T o (dP^T - D) */
         wgmma_wait<1>();
@@ -290,21 +308,10 @@ static __device__ __forceinline__ void h_consume(unsigned char *sm, uint64_t *ba
 #pragma unroll
             for (int e = 0; e < 4; e++) dp[4 * j + e] = s[4 * j + e] * (dp[4 * j + e] - ((e & 1) ? dd.y : dd.x));
         }
-#pragma unroll
-        for (int kb = 0; kb < H_BR / 16; kb++) {
-            da_[kb][0] = pack2_t<T>(dp[8 * kb + 0], dp[8 * kb + 1]);
-            da_[kb][1] = pack2_t<T>(dp[8 * kb + 2], dp[8 * kb + 3]);
-            da_[kb][2] = pack2_t<T>(dp[8 * kb + 4], dp[8 * kb + 5]);
-            da_[kb][3] = pack2_t<T>(dp[8 * kb + 6], dp[8 * kb + 7]);
-        }
+        h_pack_a<T>(da_, dp);
 
         /* dK += dS^T Q */
-        wgmma_fence_regs(dk);
-        wgmma_fence();
-#pragma unroll
-        for (int kb = 0; kb < H_BR / 16; kb++)
-            wgmma_rs<D, BF16>(dk, da_[kb], wgmma_desc(q_a + kb * 2048, H_BR * 128, 1024), 1);
-        wgmma_commit();
+        h_rs_acc<D, BF16>(dk, da_, q_a);
 
         /* dS^T into buffer i % 2, rows kw + 16 wq + g (+8), 128B-swizzled: the A of dQ = dS K. The
          * other consumer read this buffer two tiles ago, before the H_DS_READY of the last tile. */
