@@ -62,10 +62,16 @@
  *        registers: S of a 128-key tile (64), P (16) and O (32) fit. At DK = 128, O alone takes 64
  *        and S 64, so three consumers would spill.
  *   STAGES  3, but 2 at DK = 256, where a third would leave O no room of its own.
- *   PK   k32 steps of P V (fa3.cu's pieces take P as uint32_t[PK][4]). */
-template <int DK_, int BC_ = F8_BC, int CW_ = 2>
+ *   PK   k32 steps of P V (fa3.cu's pieces take P as uint32_t[PK][4]).
+ *   HOLD the experiment 07g-ov (a variant of its own, listed before 07g so that 07g stays the
+ *        rung's FP8 step until the two are compared on the GPU): the wait for P V of tile j - 1 is
+ *        tied to tile j's softmax (f8_wait_pv), so that the softmax runs under that product. At
+ *        DK = 64 and 128 (the turns' head dims); at 256 it left the softmax's temporaries too few
+ *        registers beside O (128), S (64) and P (16) in flight, and ptxas serialised the wgmmas
+ *        (C7512), so 07g-ov runs 07g's tile there. */
+template <int DK_, int BC_ = F8_BC, int CW_ = 2, bool HOLD_ = false>
 struct f8_tile {
-    static constexpr bool FP8 = true;
+    static constexpr bool FP8 = true, HOLD = HOLD_;   /* HOLD: the variant 07g-ov (f8_wait_pv below) */
     static constexpr int DK = DK_, DV = DK_, CH = DK_ / 64, BC = BC_, CW = CW_, BR = 64 * CW, REGS = CW == 3 ? 160 : 240;
     static constexpr int ROWB = DK < 128 ? DK : 128, QCH = DK / ROWB, PK = BC / 32;
     static constexpr int VROWB = BC % 128 == 0 ? 128 : 64, VCH = BC / VROWB;   /* fp8_quant.h's f8_v_rowb */
@@ -80,6 +86,7 @@ struct f8_tile {
     static_assert(BC == F8_BC || (BC == F8_BC_WIDE && DK == 128), "the K/V tiles of f8_bc");
     static_assert(CW == 2 || (CW == 3 && DK == 64 && BC == F8_BC), "three consumers at DK = 64");
     static_assert(O_SEP && smem <= F3_SMEM_MAX, "O staged in space of its own");
+    static_assert(!HOLD || DK <= 128, "HOLD at DK = 64 and 128");
 };
 
 /* A consumer's scales (a base of f3_rows, empty for the 16-bit tiles): its 64 rows' Q scale and the
@@ -123,6 +130,25 @@ static __device__ __forceinline__ void f8_factors(const f3_rows<T> &r, const f3_
     sl2 = p.scale_log2 * r.f8_sq * r.f8_sk;
     lr = __log2f(rv);
     ir = __fdividef(1.0f, rv);
+}
+
+/* The wait for P V of tile j - 1 after tile j's softmax (intra_overlap.cuh's loop, 07d's overlap).
+ * The PTX has it where the loop puts it, after the exponentials; but ptxas's scheduler lifts
+ * WARPGROUP.DEPBAR (wgmma.wait_group, an instruction without operands) to the top of its basic
+ * block, above the row maxima, the shuffles and all the exponentials (07d-07g alike, at every DK),
+ * so the softmax of tile j starts only when P V of tile j - 1 is done: its exponentials run under
+ * the other consumer's products only, never under its own. HOLD ends the basic block after the
+ * softmax: a warp vote on the bits of both rows' l, which the sums of all the exponentials write
+ * last, and a branch on it to a trap, so the wait starts a block that ptxas cannot begin before
+ * them. The branch is never taken: l is a sum of exponentials, 0 or more, +inf or the canonical NaN
+ * 0x7fffffff, never the bits 0xffffffff; ptxas cannot know that. (A wait guarded by such a predicate
+ * instead made ptxas serialise every wgmma, C7514.) Without HOLD, 07f's wgmma.wait_group 0. */
+template <class T>
+static __device__ __forceinline__ void f8_wait_pv(const f3_rows<T> &r)
+{
+    if constexpr (T::HOLD)
+        if (__any_sync(0xffffffffu, (__float_as_uint(r.l[0]) & __float_as_uint(r.l[1])) == 0xffffffffu)) __trap();
+    wgmma_wait<0>();
 }
 
 /* O / l of a row is O_acc vmax / l. */
@@ -399,19 +425,27 @@ static int f3_three_consumers(int n);   /* fa3.cu: the 16-bit tile table's rule 
 
 /* The tile of a shape: DK = f8_dk(d); its K/V tile f8_bc(d, M), which the quantize kernels' K and V
  * scales follow; three consumers at DK = 64 by the 16-bit table's rule. */
-static int f8_pick(const attn_shape *s, f3_variant *v)
+template <bool HOLD>
+static void f8_pick_tile(const attn_shape *s, f3_variant *v)
 {
-    if (s->d % 8 || s->d < 8 || s->d > 256) return 0;
     const int dk = f8_dk(s->d), bc = f8_bc(s->d, s->M);
     if (dk == 64) {
-        if (f3_three_consumers(s->N)) f8_fill<f8_tile<64, F8_BC, 3> >(v);
-        else f8_fill<f8_tile<64> >(v);
+        if (f3_three_consumers(s->N)) f8_fill<f8_tile<64, F8_BC, 3, HOLD> >(v);
+        else f8_fill<f8_tile<64, F8_BC, 2, HOLD> >(v);
     }
     else if (dk == 128) {
-        if (bc == F8_BC_WIDE) f8_fill<f8_tile<128, F8_BC_WIDE> >(v);
-        else f8_fill<f8_tile<128> >(v);
+        if (bc == F8_BC_WIDE) f8_fill<f8_tile<128, F8_BC_WIDE, 2, HOLD> >(v);
+        else f8_fill<f8_tile<128, F8_BC, 2, HOLD> >(v);
     }
-    else f8_fill<f8_tile<256> >(v);
+    else f8_fill<f8_tile<256> >(v);   /* HOLD at DK = 256 runs out of registers: ptxas serialises its wgmmas (C7512) */
+}
+
+/* hold: 07g-ov's tiles (f8_wait_pv). */
+static int f8_pick(const attn_shape *s, f3_variant *v, int hold = 0)
+{
+    if (s->d % 8 || s->d < 8 || s->d > 256) return 0;
+    if (hold) f8_pick_tile<true>(s, v);
+    else f8_pick_tile<false>(s, v);
     return 1;
 }
 
@@ -455,13 +489,13 @@ static const char *f8_prepare(const attn_args *a, cudaStream_t st)
     return f8_quantize<256, F8_BC>(a, st, w);
 }
 
-/* The attention kernel on the workspace's e4m3 Q, K, V and scales, which f8_prepare wrote. */
-static const char *f8_run(const attn_args *a, cudaStream_t st)
+/* The attention kernel on the workspace's e4m3 Q, K, V and scales, which f8_prepare wrote; hold: 07g-ov. */
+static const char *f8_run_as(const attn_args *a, cudaStream_t st, int hold)
 {
     const attn_shape *s = &a->shape;
     f3_variant v;
     const char *err;
-    if (!f8_pick(s, &v)) return "07g: unsupported head dim";
+    if (!f8_pick(s, &v, hold)) return "07g: unsupported head dim";
     const f8_ws_layout w = f8_ws_of(s->B, s->Hq, s->Hkv, s->N, s->M, s->d);
     unsigned char *ws = static_cast<unsigned char *>(a->workspace);
     const int rowb = w.dk < 128 ? w.dk : 128, vrowb = f8_v_rowb(w.bc);
@@ -481,6 +515,9 @@ static const char *f8_run(const attn_args *a, cudaStream_t st)
     }
     return f3_launch(a, st, v, F3_07G, f8_maps.m);
 }
+
+static const char *f8_run(const attn_args *a, cudaStream_t st) { return f8_run_as(a, st, 0); }
+static const char *f8_run_ov(const attn_args *a, cudaStream_t st) { return f8_run_as(a, st, 1); }
 
 static void f8_describe(const attn_shape *s, const attn_env *env, char *buf, size_t len)
 {

@@ -30,6 +30,16 @@ static __device__ __forceinline__ void f3_tile_begin(f3_rows<T> &r, const f3_con
     if constexpr (T::FP8) f8_tile_begin<T>(r, c, p, j);
 }
 
+/* The wait for P V of tile j - 1 once tile j's softmax is done: wgmma.wait_group 0, but 07g's tiles
+ * with HOLD tie it to the softmax's sums (fp8.cuh, f8_wait_pv), so that ptxas cannot move it above
+ * the exponentials. */
+template <class T>
+static __device__ __forceinline__ void f3_wait_pv(const f3_rows<T> &r)
+{
+    if constexpr (T::FP8) f8_wait_pv<T>(r);
+    else wgmma_wait<0>();
+}
+
 template <class T, bool BF16, int SOFT>
 static __device__ __forceinline__ void f3_loop_ov(f3_rows<T> &r, const f3_cons<T> &c, const f3_params &p)
 {
@@ -64,7 +74,7 @@ static __device__ __forceinline__ void f3_loop_ov(f3_rows<T> &r, const f3_cons<T
         f3_release<T>(c.ring.empty_k, i);
         if (j == c.n - 1) f3_q_done(c);
         scale = f3_softmax<T, SOFT, true>(r, s, j * T::BC, c.row0, c.m0, p, alpha);
-        wgmma_wait<0>();
+        f3_wait_pv<T>(r);
         f3_fence_o(r);
         f3_release<T>(c.ring.empty_v, i - 1);
         f3_pack<T, BF16>(s, pa);

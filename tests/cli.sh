@@ -172,7 +172,7 @@ for b in "$bin"/0[0-9]_*; do
   done
 done
 
-# float8 e4m3 (--dtype e4m3): only an FP8 step runs it (rung 07's 07g: exit 4 with no GPU, 0 with
+# float8 e4m3 (--dtype e4m3): only an FP8 step runs it (rung 07's 07g and 07g-*: exit 4 with no GPU, 0 with
 # one); every other step of every rung refuses it with a reason, exit 3, and an FP8 step refuses
 # float16 so -- a 16-bit step that forgot would compute in float16 and be checked against FP8's
 # looser tolerance. Without --variant, rung 07 runs 07f for float16 and 07g for e4m3.
@@ -181,17 +181,17 @@ for b in "$bin"/0[0-9]_*; do
   for v in $("$b" --list | cut -f1); do
     out=$("$b" --variant "$v" --dtype e4m3 --b 1 --h 2 --n 77 --m 131 --d 128 --no-time 2>&1); rc=$?
     case $v:$rc in
-      07g:0|07g:4) echo "ok $v runs --dtype e4m3";;
-      07g:*) echo "FAIL $v --dtype e4m3: exit $rc ($out)";;
+      07g:0|07g:4|07g-*:0|07g-*:4) echo "ok $v runs --dtype e4m3";;
+      07g:*|07g-*:*) echo "FAIL $v --dtype e4m3: exit $rc ($out)";;
       *:3) printf '%s' "$out" | grep -q "unsupported: $v computes in float16 or bfloat16; float8 e4m3" \
              && echo "ok $v refuses --dtype e4m3 with a reason" || echo "FAIL $v --dtype e4m3: exit 3 without the reason ($out)";;
       *) echo "FAIL $v --dtype e4m3: exit $rc, expected 3 (unsupported) ($out)";;
     esac
-    if [ "$v" = 07g ]; then
+    case $v in 07g|07g-*)
       out=$("$b" --variant "$v" --b 1 --h 2 --n 77 --m 131 --d 128 --no-time 2>&1); rc=$?
-      [ $rc -eq 3 ] && printf '%s' "$out" | grep -q "unsupported: 07g is an FP8 step: it takes --dtype e4m3" \
-        && echo "ok 07g refuses float16 with a reason" || echo "FAIL 07g float16: exit $rc, expected 3 ($out)"
-    fi
+      [ $rc -eq 3 ] && printf '%s' "$out" | grep -q "unsupported: $v is an FP8 step: it takes --dtype e4m3" \
+        && echo "ok $v refuses float16 with a reason" || echo "FAIL $v float16: exit $rc, expected 3 ($out)";;
+    esac
   done
 done
 b07=$bin/07_fa3_wgmma_tma
