@@ -1,17 +1,26 @@
 /* Rung 08, step d: 08c + overlap. Two changes to a consumer's loop (hopper_bwd.cu, h_consume with
  * its template bool OV), chosen by the clock count in 08_backward/README.md ("08d — overlap"):
  *
- *   1. dQ = dS K of tile i is issued and left in flight: the consumer goes on to tile i + 1, issues
- *      its S^T and dP^T behind it, and waits for dQ (wgmma.wait_group 2: the two newest groups, S^T
- *      and dP^T, may still run) only before storing it to shared memory. 08c waited for dQ at once
- *      and stored it before the next tile's products were issued: the tensor cores idled through the
- *      dQ product's drain, the stores, the barrier and the next issue. dQ is issued right after the
- *      dS^T barrier, behind dV and dK (08c waited for those first); the stage goes back once they
- *      are done (wait_group 1: dQ alone may run), as before. After the last tile, dQ is waited for
- *      and stored alone.
+ *   1. dQ = dS K of tile i is issued right after the dS^T barrier, behind dV and dK (08c waited for
+ *      those first), and left in flight: the stage goes back once dV and dK are done (wait_group 1),
+ *      and the consumer goes on to tile i + 1. There it waits for dQ (wait_group 0) only when the
+ *      next stage is in, issues S^T, stores dQ to shared memory and hands it to the dQ warp while
+ *      S^T runs, then issues dP^T. 08c waited for dQ at once and stored it before the next tile's
+ *      products were issued: the tensor cores idled through the dQ product's drain, the stores (with
+ *      bank conflicts), the proxy fence, the barrier and the next issue. Now only the drain is left.
+ *      After the last tile, dQ is waited for and stored alone.
  *
- *        08c:  [S dP] P dS [dV dK] | wait | [dQ] wait | store dQ | [S dP] ...
- *        08d:  [S dP] P dS [dV dK] [dQ] | wait dV dK | [S' dP'] wait dQ, store dQ | P' dS' ...
+ *        08c:  [S dP] P dS [dV dK] | wait | [dQ] | wait | store dQ | [S dP] ...
+ *        08d:  [S dP] P dS [dV dK] [dQ] | wait dV dK | wait dQ | [S'] store dQ [dP'] P' dS' ...
+ *
+ *      Why not leave dQ in flight under S^T and dP^T too (wait_group 2 after their issue)? Tried:
+ *      ptxas (CUDA 13.0) then serialises the kernel's wgmma (C7514: non-wgmma instructions reading
+ *      accumulators in flight), at d = 64 and 128, though the PTX reads dq only after the wait; it
+ *      does not seem to follow a group across the loop's back edge through a wait_group that leaves
+ *      two others running. A wait with nothing else in flight keeps its pipeline; the cost is one
+ *      drain of the tensor pipe a tile. And dQ is stored under S^T alone, not under both products, so that dq's 32 registers
+ *      (d = 128) are dead again before dP^T's arrive: 64 dK + 64 dV + 32 S^T + 32 dQ at the peak,
+ *      as 08c's 64 + 64 + 32 + 32 (S^T and dP^T).
  *
  *   2. dQ's float32 stores without bank conflicts. The buffer stays plain rows (the bulk reduce-add
  *      copies it as it lies, into a row-major accumulator). Rows are 4 D bytes apart, a multiple of
