@@ -365,10 +365,10 @@ static const rung rung_08a = {
     unsupported_08a, workspace_08a, run_08a, NULL, NULL,
 };
 
-extern "C" const rung *const rung_variants[] = {&rung_08a, &rung_08b, &rung_08c, NULL};
+extern "C" const rung *const rung_variants[] = {&rung_08a, &rung_08b, &rung_08c, &rung_08d, NULL};
 
 /* Every variant of this binary is a backward pass; 08a's dQ is summed with float atomics, 08c's
- * with bulk reduce-adds, both in an order that changes run to run (08b's is not: the same-bits
- * check covers its dQ too). */
-static const char *const atomic_dq_ids[] = {"08a", "08c", NULL};
+ * and 08d's with bulk reduce-adds, all in an order that changes run to run (08b's is not: the
+ * same-bits check covers its dQ too). */
+static const char *const atomic_dq_ids[] = {"08a", "08c", "08d", NULL};
 extern "C" const rung_grad rung_grad_own = {atomic_dq_ids};

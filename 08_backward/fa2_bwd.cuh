@@ -165,5 +165,6 @@ const char *bwd_dq_convert(const attn_args *a, cudaStream_t st, const float *dq_
 
 extern "C" const rung rung_08b;   /* fa2_bwd_det.cu: deterministic, dQ by a kernel of its own */
 extern "C" const rung rung_08c;   /* hopper_bwd.cu: TMA, wgmma, warp specialization (sm_90a) */
+extern "C" const rung rung_08d;   /* hopper_bwd.cu: 08c + overlap (bwd_overlap.cuh) */
 
 #endif

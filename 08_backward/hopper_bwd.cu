@@ -51,7 +51,11 @@
  * Masks as 08a's: Q and dO rows past N are TMA's zero fill and their LSE is +inf (P = 0); keys past
  * M are zero-filled and masked (P = 0); causal, keys above the diagonal P = 0, tested only where a
  * consumer's 64 keys cross it. dQ rows past N are not added (the bulk copy's size). Head dims 64 and
- * 128, float16 and bfloat16; sm_90a only (the kernel body is empty in the sm_80 build). */
+ * 128, float16 and bfloat16; sm_90a only (the kernel body is empty in the sm_80 build).
+ *
+ * Step d (08d) is this kernel with its template bool OV set: the same roles, barriers and shared
+ * memory, and a consumer loop that overlaps dQ (bwd_overlap.cuh). OV = false is 08c, instruction for
+ * instruction as before the bool existed. */
 #include "../common/check_cuda.h"
 #include "../common/hopper.cuh"
 #include "../common/online_softmax.cuh"
@@ -226,8 +230,11 @@ static __device__ __forceinline__ void h_rs_acc(float (&acc)[D / 2], const uint3
     wgmma_commit();
 }
 
-/* A consumer warpgroup: its 64 keys' dK and dV over the whole walk. */
-template <int D, typename T>
+#include "bwd_overlap.cuh"
+
+/* A consumer warpgroup: its 64 keys' dK and dV over the whole walk. OV (08d, bwd_overlap.cuh): dQ
+ * of a tile left in flight under the next tile's S^T and dP^T, stored without bank conflicts. */
+template <int D, typename T, bool OV>
 static __device__ __forceinline__ void h_consume(unsigned char *sm, uint64_t *bar, const h_walk &w, const h_params &p,
                                                  int cw)
 {
@@ -244,6 +251,7 @@ static __device__ __forceinline__ void h_consume(unsigned char *sm, uint64_t *ba
 #pragma unroll
     for (int e = 0; e < DN; e++) dk[e] = dv[e] = 0.0f;
 
+    float dq[QN / 2];                                    /* OV: the last tile's dQ, in flight */
     mbar_wait(&bar[H_KV_FULL], 0);
     for (int i = 0; i < w.ntiles; i++) {
         const int st = i & 1;
@@ -251,6 +259,10 @@ static __device__ __forceinline__ void h_consume(unsigned char *sm, uint64_t *ba
         h_tile(w, p, i, &plane, &q0);
         mbar_wait(&bar[H_FULL + st], (i >> 1) & 1);
         const uint32_t q_a = base + S::Q + st * S::QT, do_a = base + S::DO + st * S::QT;
+        if constexpr (OV) {                              /* the last tile's dQ, issued behind its dV and dK */
+            wgmma_wait<0>();
+            wgmma_fence_regs(dq);
+        }
 
         /* S^T = K Q^T and dP^T = V dO^T, both issued before either is waited for */
         float s[SN], dp[SN];
@@ -263,6 +275,10 @@ static __device__ __forceinline__ void h_consume(unsigned char *sm, uint64_t *ba
             wgmma_ss<H_BR, BF16>(s, da, db, kk > 0);
         }
         wgmma_commit();
+        if constexpr (OV) {   /* the last tile's dQ stored while S^T runs (dP^T may take dq's registers) */
+            if (i > 0) ov_dq_out<D>(sdq, dq, wq, g, c, cw);
+            wgmma_fence();
+        }
 #pragma unroll
         for (int kk = 0; kk < D / 16; kk++) {
             const uint32_t off = (kk % 4) * 32;
@@ -329,36 +345,51 @@ static __device__ __forceinline__ void h_consume(unsigned char *sm, uint64_t *ba
         /* Q and dO of this stage are done with once dV and dK are: the stage goes back. Every
          * consumer thread arrives after its own last read of the stage (its LSE and D included),
          * so each read is ordered before the producer's next writes by that thread's own release */
-        wgmma_wait<0>();
-        wgmma_fence_regs(dv);
-        wgmma_fence_regs(dk);
-        mbar_arrive(&bar[H_EMPTY + st]);
+        if constexpr (!OV) {
+            wgmma_wait<0>();
+            wgmma_fence_regs(dv);
+            wgmma_fence_regs(dk);
+            mbar_arrive(&bar[H_EMPTY + st]);
+        }
 
         /* dQ = dS K, columns [cw d/2, cw d/2 + d/2): A = dS^T M-major (16-key steps 2048 bytes
-         * apart), B = K N-major (the same steps; at d = 64 consumer 1 starts 64 bytes into the row) */
-        float dq[QN / 2];
+         * apart), B = K N-major (the same steps; at d = 64 consumer 1 starts 64 bytes into the row).
+         * OV: issued behind dV and dK, and the stage goes back once those two are done */
         const uint32_t kb_a = base + S::K + (D == 128 ? cw * H_BC * 128 : cw * 64);
+        if constexpr (OV) ov_dead(dq);
         wgmma_fence();
 #pragma unroll
         for (int kb = 0; kb < H_BC / 16; kb++)
             wgmma_ss_tt<QN, BF16>(dq, wgmma_desc(smem_addr(sds) + kb * 2048, H_BC * 128, 1024),
                                   wgmma_desc(kb_a + kb * 2048, H_BC * 128, 1024), kb > 0);
         wgmma_commit();
-        wgmma_wait<0>();
-        wgmma_fence_regs(dq);
+        if constexpr (OV) {
+            wgmma_wait<1>();
+            wgmma_fence_regs(dv);
+            wgmma_fence_regs(dk);
+            mbar_arrive(&bar[H_EMPTY + st]);
+        } else {
+            wgmma_wait<0>();
+            wgmma_fence_regs(dq);
 
-        /* dQ to shared memory once the dQ warp has read the last one out. dq[4j + e]: row
-         * 16 wq + g (+8), column cw d/2 + 8 j + 2 c (+1) */
-        bar_sync<H_DQ_EMPTY, H_DQ_SYNC>();
+            /* dQ to shared memory once the dQ warp has read the last one out. dq[4j + e]: row
+             * 16 wq + g (+8), column cw d/2 + 8 j + 2 c (+1) */
+            bar_sync<H_DQ_EMPTY, H_DQ_SYNC>();
 #pragma unroll
-        for (int j = 0; j < QN / 8; j++)
+            for (int j = 0; j < QN / 8; j++)
 #pragma unroll
-            for (int hi = 0; hi < 2; hi++) {
-                const int row = 16 * wq + g + 8 * hi, col = cw * QN + 8 * j + 2 * c;
-                *reinterpret_cast<float2 *>(sdq + row * D + col) = make_float2(dq[4 * j + 2 * hi], dq[4 * j + 2 * hi + 1]);
-            }
-        fence_proxy_async();
-        bar_arrive<H_DQ_FULL, H_DQ_SYNC>();
+                for (int hi = 0; hi < 2; hi++) {
+                    const int row = 16 * wq + g + 8 * hi, col = cw * QN + 8 * j + 2 * c;
+                    *reinterpret_cast<float2 *>(sdq + row * D + col) = make_float2(dq[4 * j + 2 * hi], dq[4 * j + 2 * hi + 1]);
+                }
+            fence_proxy_async();
+            bar_arrive<H_DQ_FULL, H_DQ_SYNC>();
+        }
+    }
+    if constexpr (OV) {
+        wgmma_wait<0>();                                 /* on every path: ptxas then sees dQ done */
+        wgmma_fence_regs(dq);
+        if (w.ntiles > 0) ov_dq_out<D>(sdq, dq, wq, g, c, cw);
     }
 
     /* dK * scale and dV of this warpgroup's 64 keys, two columns a store */
@@ -379,7 +410,7 @@ static __device__ __forceinline__ void h_consume(unsigned char *sm, uint64_t *ba
 
 #endif /* __CUDA_ARCH_FEAT_SM90_ALL */
 
-template <int D, typename T>
+template <int D, typename T, bool OV>
 __global__ void __launch_bounds__(H_THREADS, 1)
 bwd_sm90(const __grid_constant__ CUtensorMap tq, const __grid_constant__ CUtensorMap tk,
          const __grid_constant__ CUtensorMap tv, const __grid_constant__ CUtensorMap tdo, h_params p)
@@ -409,7 +440,7 @@ bwd_sm90(const __grid_constant__ CUtensorMap tq, const __grid_constant__ CUtenso
         else if (threadIdx.x < 64) h_write_dq<D>(sm, w, p);
     } else {
         setmaxnreg_inc<H_REGS>();
-        h_consume<D, T>(sm, bar, w, p, threadIdx.x / 128 - 1);
+        h_consume<D, T, OV>(sm, bar, w, p, threadIdx.x / 128 - 1);
     }
 #endif
 }
@@ -429,17 +460,28 @@ static size_t workspace_08c(const attn_shape *s, const attn_env *env)
     return attn_q_elems(s) * sizeof(float) + 2 * attn_lse_elems(s) * sizeof(float);
 }
 
-static int unsupported_08c(const attn_shape *s, const attn_env *env, char *why, size_t n)
+/* 08c's and 08d's refusals: the same kernel, the same shapes */
+static int h_refuse(const char *id, const attn_shape *s, const attn_env *env, char *why, size_t n)
 {
     if (env->cc_major != 9) {
-        snprintf(why, n, "08c needs a Hopper GPU (sm_90a: wgmma, TMA, setmaxnreg); this one is sm_%d%d", env->cc_major,
-                 env->cc_minor);
+        snprintf(why, n, "%s needs a Hopper GPU (sm_90a: wgmma, TMA, setmaxnreg); this one is sm_%d%d", id,
+                 env->cc_major, env->cc_minor);
         return 1;
     }
     return bwd_refuse(s, env, why, n, s->d == 64 || s->d == 128 ? smem_08c(s->d) : 0);
 }
 
-template <int D, typename T>
+static int unsupported_08c(const attn_shape *s, const attn_env *env, char *why, size_t n)
+{
+    return h_refuse("08c", s, env, why, n);
+}
+
+static int unsupported_08d(const attn_shape *s, const attn_env *env, char *why, size_t n)
+{
+    return h_refuse("08d", s, env, why, n);
+}
+
+template <int D, typename T, bool OV>
 static const char *launch_08c(const attn_args *a, cudaStream_t st, float *dQacc, float *Dvec, float *Lsc)
 {
     const attn_shape *s = &a->shape;
@@ -461,14 +503,16 @@ static const char *launch_08c(const attn_args *a, cudaStream_t st, float *dQacc,
     h_params p = {Lsc, Dvec, dQacc, gr->dk, gr->dv, s->Hq, s->Hkv, s->N, s->M, s->causal, bwd_section(s), s->scale,
                   s->scale * LOG2E};
     const size_t smem = h_smem<D>::bytes;
-    RUNG_CUDA(cudaFuncSetAttribute(bwd_sm90<D, T>, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
+    RUNG_CUDA(cudaFuncSetAttribute(bwd_sm90<D, T, OV>, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
     const unsigned grid = (unsigned)((s->M + H_BC - 1) / H_BC) * s->Hkv * s->B;
-    bwd_sm90<D, T><<<grid, H_THREADS, smem, st>>>(tq, tk, tv, tdo, p);
+    bwd_sm90<D, T, OV><<<grid, H_THREADS, smem, st>>>(tq, tk, tv, tdo, p);
     RUNG_LAUNCHED(bwd_sm90);
     return bwd_dq_convert(a, st, dQacc);
 }
 
-static const char *run_08c(const attn_args *a, cudaStream_t st)
+/* OV: 08d's consumer loop (bwd_overlap.cuh); the workspace, the launches and the grid are 08c's */
+template <bool OV>
+static const char *h_run(const attn_args *a, cudaStream_t st)
 {
     const attn_shape *s = &a->shape;
     if (!a->grad) return "rung 08 is a backward pass: the driver gives it no gradients (rung_grad_own missing?)";
@@ -476,13 +520,29 @@ static const char *run_08c(const attn_args *a, cudaStream_t st)
     float *Dvec = dQacc + attn_q_elems(s);
     float *Lsc = Dvec + attn_lse_elems(s);
     const int bf = s->dtype == ATTN_BF16;
-    if (s->d == 64) return bf ? launch_08c<64, __nv_bfloat16>(a, st, dQacc, Dvec, Lsc) : launch_08c<64, __half>(a, st, dQacc, Dvec, Lsc);
-    if (s->d == 128) return bf ? launch_08c<128, __nv_bfloat16>(a, st, dQacc, Dvec, Lsc) : launch_08c<128, __half>(a, st, dQacc, Dvec, Lsc);
-    return "08c runs head dims 64 and 128";
+    if (s->d == 64) return bf ? launch_08c<64, __nv_bfloat16, OV>(a, st, dQacc, Dvec, Lsc) : launch_08c<64, __half, OV>(a, st, dQacc, Dvec, Lsc);
+    if (s->d == 128) return bf ? launch_08c<128, __nv_bfloat16, OV>(a, st, dQacc, Dvec, Lsc) : launch_08c<128, __half, OV>(a, st, dQacc, Dvec, Lsc);
+    return OV ? "08d runs head dims 64 and 128" : "08c runs head dims 64 and 128";
+}
+
+static const char *run_08c(const attn_args *a, cudaStream_t st)
+{
+    return h_run<false>(a, st);
+}
+
+static const char *run_08d(const attn_args *a, cudaStream_t st)
+{
+    return h_run<true>(a, st);
 }
 
 extern "C" const rung rung_08c = {
     "08c", "fa3-style backward on Hopper",
     "the backward pass on Hopper: TMA, wgmma, a producer warpgroup, dQ by bulk reduce-add through shared memory",
     unsupported_08c, workspace_08c, run_08c, NULL, NULL,
+};
+
+extern "C" const rung rung_08d = {
+    "08d", "08c + overlap",
+    "08c with overlap: dQ of a query tile left in flight under the next tile's S and dP, dQ stored to shared memory without bank conflicts",
+    unsupported_08d, workspace_08c, run_08d, NULL, NULL,
 };

@@ -6,7 +6,8 @@
 #
 #   build     make -j16 build/bin/00_baseline build/bin/08_backward (the machine's nvcc; nothing else),
 #             then the registers, stack and local memory of bwd_main (08a), bwd_main-nodq and bwd_dq
-#             (08b) and bwd_sm90 (08c: its REG is the launch bound's 168; setmaxnreg moves them) from
+#             (08b) and bwd_sm90 (08c, and 08d as bwd_sm90-ov: its template's bool is true, Lb1E; REG
+#             is the launch bound's 168, setmaxnreg moves them) from
 #             the binary (cuobjdump -res-usage: LOCAL > 0 would be spills) -> the summary.
 #             About 1 minute (estimate)
 #   matrix    every rung 08 variant on every line of tests/gpu_cases.txt, --no-time, as make test runs
@@ -29,6 +30,9 @@
 #             TFLOP/s, 08a's ratio to each peer and 08b's to 08a in the summary. The first version's
 #             run: 127 s for 08a and the peers; about a minute more for 08b (estimate)
 #
+# With 08a, 08b and 08c the timing step took 297 s at e15cacc (results/lab/h100-bwd-08c-run.txt), so
+# with 08d too the four steps may pass the deadline below: split them over two device calls, e.g.
+# "build matrix sanitize", then "build timing".
 # All four: about 5 minutes (the first version's took 2.5 with one variant). Each command runs under
 # a timeout of its own (build 240 s; matrix 150, 60, 60; each sanitizer run 60; timing 200 a variant,
 # 150 for the peers), cut short by one deadline for the whole call (BWD_DEADLINE seconds after the
@@ -79,10 +83,11 @@ for step in $steps; do
       grep -E "error|warning" $LOG/build.log | head -n 20 | tee -a "$summary"
       say "build: exit $rc ($(nvcc --version 2>/dev/null | tail -n 1))"
       # cuobjdump -res-usage: one "Function NAME:" line, then "REG:.. STACK:.. SHARED:.. LOCAL:.." per kernel
-      # bwd_main (08a), bwd_main without dQ (08b: its template's bool is false, Lb0E), bwd_dq (08b), bwd_sm90 (08c)
+      # bwd_main (08a), bwd_main without dQ (08b: its template's bool is false, Lb0E), bwd_dq (08b), bwd_sm90 (08c),
+      # bwd_sm90 with overlap (08d: its template's bool is true, Lb1E)
       cuobjdump -res-usage "$B08" 2>/dev/null | awk '/arch = / { a = $3 } /Function/ { f = $2 } /REG:/ && f ~ /bwd_(main|dq|sm90)/ {
           d = f; sub(/.*bwd_(main|dq|sm90)ILi/, "", d); sub(/E.*/, "", d); t = f ~ /bfloat16/ ? "bf16" : "f16"
-          k = f ~ /bwd_sm90/ ? "bwd_sm90" : f ~ /bwd_dq/ ? "bwd_dq" : f ~ /Lb0E/ ? "bwd_main-nodq" : "bwd_main"
+          k = f ~ /bwd_sm90/ ? (f ~ /Lb1E/ ? "bwd_sm90-ov" : "bwd_sm90") : f ~ /bwd_dq/ ? "bwd_dq" : f ~ /Lb0E/ ? "bwd_main-nodq" : "bwd_main"
           printf "   %s %s d=%s %s: %s %s %s\n", k, a, d, t, $1, $2, $4 }' | sort -u > $LOG/res-usage.txt
       [ -s $LOG/res-usage.txt ] || echo "   cuobjdump -res-usage gave no bwd_main, bwd_dq or bwd_sm90 line" > $LOG/res-usage.txt
       tee -a "$summary" < $LOG/res-usage.txt;;
@@ -152,7 +157,7 @@ for step in $steps; do
       else
         say "timing peers: no PyTorch here, skipped"
       fi
-      say "   TFLOP/s (2.5x the forward's FLOPs), N d causal dtype: each rung or peer, 08a against each peer, 08b and 08c against 08a"
+      say "   TFLOP/s (2.5x the forward's FLOPs), N d causal dtype: each rung or peer, 08a against each peer, 08b and 08c against 08a, 08d against 08c"
       grep -v '^#' "$f" 2>/dev/null | awk -F, 'NR > 1 && $10 == "ok" { k = sprintf("%6s %4s %s %-4s", $5, $7, $8, $9)
             t[k, $1] = $14; K[k] = 1; if (!($1 in R)) { R[$1] = 1; order[++nr] = $1 } }
           END { for (k in K) { s = k
@@ -161,6 +166,7 @@ for step in $steps; do
                     s = s sprintf("  08a/%s %.2f", order[i], t[k, "08a"] / t[k, order[i]])
                   if (((k, "08b") in t) && ((k, "08a") in t)) s = s sprintf("  08b/08a %.2f", t[k, "08b"] / t[k, "08a"])
                   if (((k, "08c") in t) && ((k, "08a") in t)) s = s sprintf("  08c/08a %.2f", t[k, "08c"] / t[k, "08a"])
+                  if (((k, "08d") in t) && ((k, "08c") in t)) s = s sprintf("  08d/08c %.2f", t[k, "08d"] / t[k, "08c"])
                   print "   " s } }' | sort -k4,4 -k2,2n -k3,3n -k1,1n | tee -a "$summary"
       grep -v '^#' "$f" 2>/dev/null | awk -F, 'NR > 1 && $10 ~ /^FAIL/ { printf "   FAIL %s N=%s d=%s causal=%s %s: %s\n", $1,$5,$7,$8,$9,$10 }' | tee -a "$summary";;
     *) say "unknown step $step";;

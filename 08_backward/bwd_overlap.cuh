@@ -1,0 +1,82 @@
+/* Rung 08, step d: 08c + overlap. Two changes to a consumer's loop (hopper_bwd.cu, h_consume with
+ * its template bool OV), chosen by the clock count in 08_backward/README.md ("08d — overlap"):
+ *
+ *   1. dQ = dS K of tile i is issued right after the dS^T barrier, behind dV and dK (08c waited for
+ *      those first), and left in flight: the stage goes back once dV and dK are done (wait_group 1),
+ *      and the consumer goes on to tile i + 1. There it waits for dQ (wait_group 0) only when the
+ *      next stage is in, issues S^T, stores dQ to shared memory and hands it to the dQ warp while
+ *      S^T runs, then issues dP^T. 08c waited for dQ at once and stored it before the next tile's
+ *      products were issued: the tensor cores idled through the dQ product's drain, the stores (with
+ *      bank conflicts), the proxy fence, the barrier and the next issue. Now only the drain is left.
+ *      After the last tile, dQ is waited for and stored alone.
+ *
+ *        08c:  [S dP] P dS [dV dK] | wait | [dQ] | wait | store dQ | [S dP] ...
+ *        08d:  [S dP] P dS [dV dK] [dQ] | wait dV dK | wait dQ | [S'] store dQ [dP'] P' dS' ...
+ *
+ *      Why not leave dQ in flight under S^T and dP^T too (wait_group 2 after their issue)? Tried:
+ *      ptxas (CUDA 13.0) then serialises the kernel's wgmma (C7514: non-wgmma instructions reading
+ *      accumulators in flight), at d = 64 and 128, though the PTX reads dq only after the wait; it
+ *      does not seem to follow a group across the loop's back edge through a wait_group that leaves
+ *      two others running. A wait with nothing else in flight keeps its pipeline; the cost is one
+ *      drain of the tensor pipe a tile. And dQ is stored under S^T alone, not under both products, so that dq's 32 registers
+ *      (d = 128) are dead again before dP^T's arrive: 64 dK + 64 dV + 32 S^T + 32 dQ at the peak,
+ *      as 08c's 64 + 64 + 32 + 32 (S^T and dP^T).
+ *
+ *   2. dQ's float32 stores without bank conflicts. The buffer stays plain rows (the bulk reduce-add
+ *      copies it as it lies, into a row-major accumulator). Rows are 4 D bytes apart, a multiple of
+ *      128, so a row's column col sits in bank col % 32 whatever the row; thread (g, c) holds the
+ *      columns 8 j + 2 c (+1) of rows g and g + 8, and 08c's store j wrote column 8 j + 2 c in all 8
+ *      rows g at once: 8 rows on the same 8 banks, 8 wavefronts for 256 bytes (2 would do). Here store
+ *      k of a group of four j writes j = k ^ (g % 4): rows g = 0..3 hit the four different 8-bank
+ *      groups of 32 columns, rows 4..7 the same four again, 2 wavefronts. Which value goes to store k
+ *      depends on the lane, so the four float2 of a group are permuted in registers by two rounds of
+ *      selects (bit 0 of g, then bit 1), 2 selects a float: cheaper than 6 extra wavefronts a store.
+ *
+ * Compiled into hopper_bwd.cu's translation unit (it uses that file's named barriers). */
+
+/* dQ (dq[4 j + e]: row 16 wq + g (+8 for e >= 2), column cw D/2 + 8 j + 2 c (+1 for odd e)) into the
+ * plain float32 rows of sdq, D floats a row, four j at a time in the lane's order k ^ (g % 4). */
+template <int D>
+static __device__ __forceinline__ void ov_store_dq(float *sdq, const float (&dq)[D / 4], int wq, int g, int c, int cw)
+{
+    constexpr int QN = D / 2;
+    const bool b0 = g & 1, b1 = g & 2;
+    const int r = g & 3;
+#pragma unroll
+    for (int hi = 0; hi < 2; hi++) {
+        float *row = sdq + (16 * wq + g + 8 * hi) * D + cw * QN + 2 * c;
+#pragma unroll
+        for (int jb = 0; jb < QN / 32; jb++) {
+            float2 v[4], u[4];
+#pragma unroll
+            for (int k = 0; k < 4; k++) v[k] = make_float2(dq[4 * (4 * jb + k) + 2 * hi], dq[4 * (4 * jb + k) + 2 * hi + 1]);
+#pragma unroll
+            for (int k = 0; k < 4; k++) u[k] = b0 ? v[k ^ 1] : v[k];   /* u[k] = v[k ^ (r & 1)] */
+#pragma unroll
+            for (int k = 0; k < 4; k++) v[k] = b1 ? u[k ^ 2] : u[k];   /* v[k] = old v[k ^ r] */
+#pragma unroll
+            for (int k = 0; k < 4; k++) *reinterpret_cast<float2 *>(row + 8 * (4 * jb + (k ^ r))) = v[k];
+        }
+    }
+}
+
+/* dq's values are dead (stored): the next dQ product overwrites them, its first k step not adding.
+ * Said to the compiler by an empty statement that defines them, so that they are not kept live
+ * through the tile as the product's inputs (at d = 128, 32 more registers at the tile's peak). */
+template <int n>
+static __device__ __forceinline__ void ov_dead(float (&d)[n])
+{
+#pragma unroll
+    for (int i = 0; i < n; i++) asm volatile("" : "=f"(d[i]));
+}
+
+/* A tile's dQ, once waited for, to shared memory and the dQ warp (08c's hand-off: the buffer free,
+ * the stores, the proxy fence, the arrival). */
+template <int D>
+static __device__ __forceinline__ void ov_dq_out(float *sdq, float (&dq)[D / 4], int wq, int g, int c, int cw)
+{
+    bar_sync<H_DQ_EMPTY, H_DQ_SYNC>();
+    ov_store_dq<D>(sdq, dq, wq, g, c, cw);
+    fence_proxy_async();
+    bar_arrive<H_DQ_FULL, H_DQ_SYNC>();
+}
