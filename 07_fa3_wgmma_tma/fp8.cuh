@@ -63,8 +63,8 @@
  *        and S 64, so three consumers would spill.
  *   STAGES  3, but 2 at DK = 256, where a third would leave O no room of its own.
  *   PK   k32 steps of P V (fa3.cu's pieces take P as uint32_t[PK][4]).
- *   HOLD the experiment 07g-ov (a variant of its own, listed before 07g so that 07g stays the
- *        rung's FP8 step until the two are compared on the GPU): the wait for P V of tile j - 1 is
+ *   HOLD the variant 07g-ov (listed after 07g, so the rung's own FP8 step: faster at d = 64 and
+ *        128, 07's README measures it): the wait for P V of tile j - 1 is
  *        tied to tile j's softmax (f8_wait_pv), so that the softmax runs under that product. At
  *        DK = 64 and 128 (the turns' head dims); at 256 it left the softmax's temporaries too few
  *        registers beside O (128), S (64) and P (16) in flight, and ptxas serialised the wgmmas

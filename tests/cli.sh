@@ -175,7 +175,7 @@ done
 # float8 e4m3 (--dtype e4m3): only an FP8 step runs it (rung 07's 07g and 07g-*: exit 4 with no GPU, 0 with
 # one); every other step of every rung refuses it with a reason, exit 3, and an FP8 step refuses
 # float16 so -- a 16-bit step that forgot would compute in float16 and be checked against FP8's
-# looser tolerance. Without --variant, rung 07 runs 07f for float16 and 07g for e4m3.
+# looser tolerance. Without --variant, rung 07 runs 07f for float16 and 07g-ov (the last FP8 step) for e4m3.
 for b in "$bin"/0[0-9]_*; do
   name=$(basename "$b")
   for v in $("$b" --list | cut -f1); do

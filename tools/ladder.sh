@@ -39,7 +39,7 @@ export ATTN_DRIVER=${ATTN_DRIVER:-$(nvidia-smi --query-gpu=driver_version --form
 mkdir -p build/ladder results
 # RUNGS as a pattern on CSV lines: the rows being re-measured
 pat=""
-[ -n "${RUNGS:-}" ] && pat=$(printf '%s\n' $RUNGS | sed 's/^peers$/(torch-[a-z]*|fa4)/; s/^floor$/floor-read/; s/^ceilings$/ceiling-[a-z]*/; s/^/^/; s/$/[a-z]*,/' | paste -sd'|')
+[ -n "${RUNGS:-}" ] && pat=$(printf '%s\n' $RUNGS | sed 's/^peers$/(torch-[a-z]*|fa4)/; s/^floor$/floor-read/; s/^ceilings$/ceiling-[a-z]*/; s/^/^/; s/$/[a-z-]*,/' | paste -sd'|')
 # about how long, from the rows of the last results of these sweeps (this GPU's, else another's)
 mmss() { printf '%d:%02d' $(($1 / 60)) $(($1 % 60)); }
 from=()
