@@ -1,5 +1,5 @@
 # csv: backward
-# <gpu>-backward.png: rung 08's backward pass, TFLOP/s against N (= M) for 08a, 08b and PyTorch's
+# <gpu>-backward.png: rung 08's backward pass, TFLOP/s against N (= M) for rung 08's steps (08a-08d) and PyTorch's
 # backward (torch-flash, torch-cudnn) over the backward sweep (sweeps/backward.txt, 16k tokens), a
 # row of panels per head dim (64, 128), non-causal left and causal right, float16 (the sweep's two
 # bfloat16 lines are left out: the note says so, 08's README has them). TFLOP/s count 2.5x the
