@@ -3,7 +3,7 @@
 # j - 1 tied to tile j's softmax (fp8.cuh, f8_wait_pv; f8_tile's HOLD at DK = 64 and 128), so that
 # ptxas cannot lift it above the exponentials and the softmax runs under its own P V again (07's
 # README, "07g: the softmax under its own P V"). Both are in one binary (--variant 07g, 07g-ov).
-# Mirrors lab/fp8_run.sh (same layout of $OUT, summary, time caps).
+# Mirrors lab/fp8_run.sh (same layout of $OUT, summary, time caps; the skeleton both source: lab/steps.sh).
 #
 #   COMMIT=<hash> OUT=<dir> lab/fp8_hold_ab.sh [build] [matrix] [timing] [ncu]
 #
@@ -29,48 +29,19 @@
 # back: $OUT/summary.txt, $OUT/hold-bundle.tar.gz (every log and CSV of the run, from build/hold/)
 # and the timing CSV, rewritten after every step.
 set -u
-start=$(date +%s)
-OUT=${OUT:-}
-case $OUT in "") ;; /*) ;; *) OUT=$PWD/$OUT;; esac   # relative to where the script was called from
-cd "$(dirname "$0")/.." || exit 1
-OUT=${OUT:-$PWD/build/out}
-W=build/hold                                         # every log and CSV of the run; bundled into $OUT
-rm -rf "$W"
-mkdir -p "$OUT" "$W"
-export ATTN_COMMIT=${COMMIT:-unknown}
-export ATTN_DRIVER=$(nvidia-smi --query-gpu=driver_version --format=csv,noheader 2>/dev/null | head -n 1)
+. "$(dirname "$0")/steps.sh"
+lab_start hold ${HOLD_DEADLINE:-300}
 B07=build/bin/07_fa3_wgmma_tma
-deadline=$((start + ${HOLD_DEADLINE:-300}))
-summary=$W/summary.txt
-: > "$summary"
-say() { echo "$*" | tee -a "$summary"; }
 steps=${*:-matrix timing}
 [ -x "$B07" ] || case " $steps " in *" build "*) ;; *) steps="build $steps";; esac
 
 declare -A CAP=([build]=150 [matrix]=60 [timing]=200 [ncu]=90)
 declare -A MIN=([build]=100 [matrix]=30 [timing]=90 [ncu]=40)
-now() { date +%s; }
-left() { echo $((step_end - $(now))); }
-run_for() {   # run_for LIMIT CMD...: CMD under timeout, at most LIMIT s and what is left of the step
-  local lim=$1 l; shift
-  l=$(left)
-  [ "$lim" -gt "$l" ] && lim=$l
-  [ "$lim" -lt 5 ] && return 125
-  timeout -k 5 "$lim" "$@"
-}
-verdict() {
-  case $1 in 0) echo ok;; 1) echo "a check failed";; 3) echo refused;; 124) echo "timed out";;
-             125) echo "skipped: out of time";; *) echo "exit $1";; esac
-}
 g=unknown
 bundle() {
   tar czf "$OUT/hold-bundle.tar.gz.tmp" -C "$W" . 2>/dev/null && mv "$OUT/hold-bundle.tar.gz.tmp" "$OUT/hold-bundle.tar.gz"
   cp "$summary" "$OUT/summary.txt"
   [ -f "$W/$g-hold-timing.csv" ] && cp "$W/$g-hold-timing.csv" "$OUT/"
-}
-counts() {   # "ok N, FAIL N, refused N" of a driver CSV (status is column 10)
-  grep -v '^#' "$1" 2>/dev/null | tail -n +2 | awk -F, '{ if ($10 == "ok") o++; else if ($10 ~ /^FAIL/) f++; else if ($10 ~ /^unsupported/) u++ }
-    END { printf "ok %d, FAIL %d, refused %d", o, f, u }'
 }
 
 say "== $(date -u +%FT%TZ) commit $ATTN_COMMIT on $(nvidia-smi --query-gpu=name,driver_version,clocks.sm --format=csv,noheader 2>/dev/null)"
@@ -81,12 +52,7 @@ for ((i = 0; i < ${#todo[@]}; i++)); do
   step=${todo[$i]}
   t0=$(now)
   if [ -z "${CAP[$step]:-}" ]; then say "unknown step $step"; continue; fi
-  reserve=0
-  for later in "${todo[@]:i+1}"; do reserve=$((reserve + ${MIN[$later]:-0})); done
-  step_end=$((t0 + CAP[$step]))
-  [ $((deadline - reserve)) -lt $step_end ] && step_end=$((deadline - reserve))
-  [ $((t0 + MIN[$step])) -gt $step_end ] && step_end=$((t0 + MIN[$step]))
-  [ $deadline -lt $step_end ] && step_end=$deadline
+  step_window $i
   if [ "$step" != build ] && [ ! -x "$B07" ]; then say "$step: no $B07 (build first)"; continue; fi
   [ "$step" != build ] && [ "$g" = unknown ] && g=$("$B07" --probe 2>/dev/null | cut -d' ' -f1)
   case $step in

@@ -52,41 +52,14 @@
 # and the accuracy and timing CSVs. They are rewritten after every step, so a call cut short still
 # returns what the finished steps wrote.
 set -u
-start=$(date +%s)
-OUT=${OUT:-}
-case $OUT in "") ;; /*) ;; *) OUT=$PWD/$OUT;; esac   # relative to where the script was called from
-cd "$(dirname "$0")/.." || exit 1
-OUT=${OUT:-$PWD/build/out}
-W=build/fp8                                          # every log and CSV of the run; bundled into $OUT
-rm -rf "$W"
-mkdir -p "$OUT" "$W"
-export ATTN_COMMIT=${COMMIT:-unknown}
-export ATTN_DRIVER=$(nvidia-smi --query-gpu=driver_version --format=csv,noheader 2>/dev/null | head -n 1)
+. "$(dirname "$0")/steps.sh"
+lab_start fp8 ${FP8_DEADLINE:-525}
 B07=build/bin/07_fa3_wgmma_tma
-deadline=$((start + ${FP8_DEADLINE:-525}))
-summary=$W/summary.txt
-: > "$summary"
-say() { echo "$*" | tee -a "$summary"; }
 steps=${*:-build matrix sanitize accuracy timing ncu}
 
 # Per step: its cap, and the least it keeps for itself when later steps reserve theirs (seconds).
 declare -A CAP=([build]=200 [matrix]=110 [sanitize]=150 [accuracy]=90 [timing]=120 [ncu]=50)
 declare -A MIN=([build]=120 [matrix]=40 [sanitize]=45 [accuracy]=40 [timing]=60 [ncu]=30)
-now() { date +%s; }
-left() { echo $((step_end - $(now))); }
-# run_for LIMIT CMD...: CMD under timeout, at most LIMIT seconds and what is left of the step;
-# 125 without running it when fewer than 5 seconds are left.
-run_for() {
-  local lim=$1 l; shift
-  l=$(left)
-  [ "$lim" -gt "$l" ] && lim=$l
-  [ "$lim" -lt 5 ] && return 125
-  timeout -k 5 "$lim" "$@"             # -k: a process stuck in the driver after the signal is killed
-}
-verdict() {   # the meaning of run_for's status
-  case $1 in 0) echo ok;; 1) echo "a check failed";; 3) echo refused;; 9) echo ERRORS;; 124) echo "timed out";;
-             125) echo "skipped: out of time";; *) echo "exit $1";; esac
-}
 
 g=unknown
 bundle() {
@@ -99,23 +72,13 @@ say "== $(date -u +%FT%TZ) commit $ATTN_COMMIT on $(nvidia-smi --query-gpu=name,
 gpu() { "$B07" --probe 2>/dev/null | cut -d' ' -f1; }
 hung=0                                               # 07g hung in the smoke run: later steps leave it out
 
-# counts CSV: "ok N, FAIL N, refused N" of a driver CSV (status is column 10)
-counts() {
-  grep -v '^#' "$1" 2>/dev/null | tail -n +2 | awk -F, '{ if ($10 == "ok") o++; else if ($10 ~ /^FAIL/) f++; else if ($10 ~ /^unsupported/) u++ }
-    END { printf "ok %d, FAIL %d, refused %d", o, f, u }'
-}
 
 read -ra todo <<< "$steps"
 for ((i = 0; i < ${#todo[@]}; i++)); do
   step=${todo[$i]}
   t0=$(now)
   if [ -z "${CAP[$step]:-}" ]; then say "unknown step $step"; continue; fi
-  reserve=0
-  for later in "${todo[@]:i+1}"; do reserve=$((reserve + ${MIN[$later]:-0})); done
-  step_end=$((t0 + CAP[$step]))
-  [ $((deadline - reserve)) -lt $step_end ] && step_end=$((deadline - reserve))
-  [ $((t0 + MIN[$step])) -gt $step_end ] && step_end=$((t0 + MIN[$step]))
-  [ $deadline -lt $step_end ] && step_end=$deadline
+  step_window $i
   if [ "$step" != build ] && [ ! -x "$B07" ]; then say "$step: no $B07 (build first)"; continue; fi
   [ "$step" != build ] && [ "$g" = unknown ] && g=$(gpu)
   case $step in
