@@ -49,12 +49,7 @@ HUNG=
 
 read -ra todo <<< "$steps"
 for ((i = 0; i < ${#todo[@]}; i++)); do
-  step=${todo[$i]}
-  t0=$(now)
-  if [ -z "${CAP[$step]:-}" ]; then say "unknown step $step"; continue; fi
-  step_window $i
-  if [ "$step" != build ] && [ ! -x "$B07" ]; then say "$step: no $B07 (build first)"; continue; fi
-  [ "$step" != build ] && [ "$g" = unknown ] && g=$("$B07" --probe 2>/dev/null | cut -d' ' -f1)
+  step_begin $i || continue
   case $step in
     build)
       run_for 150 make -j16 "$B07" > "$W/build.log" 2>&1; rc=$?
@@ -64,13 +59,8 @@ for ((i = 0; i < ${#todo[@]}; i++)); do
       lines=$(grep -cv '^\s*\(#\|$\)' tests/gpu_cases.txt)
       for sh in "200 333 128" "200 3300 128" "2500 700 64"; do   # d = 128: 128- and 192-key tiles; d = 64: three consumers
         read -r nn m d <<< "$sh"
-        run_for 15 "$B07" --variant 07g-ov --dtype e4m3 --b 1 --hq 4 --hkv 2 --n $nn --m $m --d $d --causal \
-            --no-time > "$W/smoke.tmp" 2>&1
-        rc=$?
-        say "smoke 07g-ov d = $d, N = $nn, M = $m: $(verdict $rc): $(tail -n 1 "$W/smoke.tmp" | tr -s ' ')"
-        cat "$W/smoke.tmp" >> "$W/hold-smoke.log"
-        rm -f "$W/smoke.tmp"
-        [ $rc = 124 ] && HUNG=1
+        smoke 07g-ov "$W/hold-smoke.log" $nn $m $d
+        [ $? = 124 ] && HUNG=1
       done
       if [ -n "$HUNG" ]; then say "   07g-ov hangs: left out from here on"; continue; fi
       f=$W/hold-matrix.csv
@@ -112,9 +102,6 @@ for ((i = 0; i < ${#todo[@]}; i++)); do
       done
       grep -A3 '^###' "$W/hold-ncu.csv" | grep -E '^###|fa3_ws_kernel' | cut -c1-400 | tee -a "$summary";;
   esac
-  say "   ($step took $(( $(now) - t0 )) s; $(( $(now) - start )) s since the start)"
-  bundle
+  step_done
 done
-bundle
-echo "================ summary"
-cat "$summary"
+lab_end

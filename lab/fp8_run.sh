@@ -69,18 +69,12 @@ bundle() {
 }
 
 say "== $(date -u +%FT%TZ) commit $ATTN_COMMIT on $(nvidia-smi --query-gpu=name,driver_version,clocks.sm --format=csv,noheader 2>/dev/null)"
-gpu() { "$B07" --probe 2>/dev/null | cut -d' ' -f1; }
 hung=0                                               # 07g hung in the smoke run: later steps leave it out
 
 
 read -ra todo <<< "$steps"
 for ((i = 0; i < ${#todo[@]}; i++)); do
-  step=${todo[$i]}
-  t0=$(now)
-  if [ -z "${CAP[$step]:-}" ]; then say "unknown step $step"; continue; fi
-  step_window $i
-  if [ "$step" != build ] && [ ! -x "$B07" ]; then say "$step: no $B07 (build first)"; continue; fi
-  [ "$step" != build ] && [ "$g" = unknown ] && g=$(gpu)
+  step_begin $i || continue
   case $step in
     build)
       run_for 200 make -j16 "$B07" build/bin/00_baseline > "$W/build.log" 2>&1; rc=$?
@@ -91,13 +85,8 @@ for ((i = 0; i < ${#todo[@]}; i++)); do
       # tiles), 128 (192-key tiles: M >= 3072), 256
       for sh in "200 333 64" "960 1000 64" "200 333 128" "200 3300 128" "200 333 256"; do
         read -r n m dk <<< "$sh"
-        run_for 15 "$B07" --variant 07g --dtype e4m3 --b 1 --hq 4 --hkv 2 --n $n --m $m --d $dk --causal --no-time \
-            > "$W/smoke.tmp" 2>&1
-        rc=$?
-        say "smoke 07g d = $dk, N = $n, M = $m: $(verdict $rc): $(tail -n 1 "$W/smoke.tmp" | tr -s ' ')"
-        cat "$W/smoke.tmp" >> "$W/fp8-smoke.log"
-        rm -f "$W/smoke.tmp"
-        [ $rc = 124 ] && hung=1
+        smoke 07g "$W/fp8-smoke.log" $n $m $dk
+        [ $? = 124 ] && hung=1
       done
       [ $hung = 1 ] && say "   07g hangs: the later steps leave it out"
       for v in 07g 07f; do
@@ -183,9 +172,6 @@ for ((i = 0; i < ${#todo[@]}; i++)); do
         rm -f "$W/ncu.tmp"
       done;;
   esac
-  say "   ($step took $(( $(now) - t0 )) s; $(( $(now) - start )) s since the start)"
-  bundle
+  step_done
 done
-bundle
-echo "================ summary"
-cat "$summary"
+lab_end

@@ -56,3 +56,37 @@ step_window() {
   [ $((t0 + MIN[${todo[$i]}])) -gt $step_end ] && step_end=$((t0 + MIN[${todo[$i]}]))
   [ $deadline -lt $step_end ] && step_end=$deadline
 }
+# step_begin I: start step todo[I] (step, t0, step_end); 1 when it cannot run (an unknown step, or
+# no $B07 to run yet), said in the summary. $g becomes the GPU's short name once $B07 exists.
+step_begin() {
+  step=${todo[$1]}
+  t0=$(now)
+  if [ -z "${CAP[$step]:-}" ]; then say "unknown step $step"; return 1; fi
+  step_window "$1"
+  if [ "$step" != build ] && [ ! -x "$B07" ]; then say "$step: no $B07 (build first)"; return 1; fi
+  [ "$step" != build ] && [ "$g" = unknown ] && g=$("$B07" --probe 2>/dev/null | cut -d' ' -f1)
+  return 0
+}
+# step_done: the step's time in the summary, and $OUT refreshed (the script's bundle).
+step_done() {
+  say "   ($step took $(( $(now) - t0 )) s; $(( $(now) - start )) s since the start)"
+  bundle
+}
+lab_end() {
+  bundle
+  echo "================ summary"
+  cat "$summary"
+}
+# smoke V LOG N M D: variant V once in e4m3, causal, B = 1, Hq = 4, Hkv = 2, --no-time, 15 s at most
+# (a hang shows here); its verdict and last line in the summary, its output appended to LOG; returns
+# its status (124: it hung).
+smoke() {
+  local rc
+  run_for 15 "$B07" --variant "$1" --dtype e4m3 --b 1 --hq 4 --hkv 2 --n "$3" --m "$4" --d "$5" --causal \
+      --no-time > "$W/smoke.tmp" 2>&1
+  rc=$?
+  say "smoke $1 d = $5, N = $3, M = $4: $(verdict $rc): $(tail -n 1 "$W/smoke.tmp" | tr -s ' ')"
+  cat "$W/smoke.tmp" >> "$2"
+  rm -f "$W/smoke.tmp"
+  return $rc
+}
