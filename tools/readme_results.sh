@@ -2,7 +2,8 @@
 # The figures in the READMEs, from the committed results: every test count, ceiling and headline
 # number that a README shows is written here, between marker lines, and nowhere by hand.
 #
-#   tools/readme_results.sh             rewrite every marked block of every README (make plots runs it)
+#   tools/readme_results.sh             rewrite every marked block of every *.md: the READMEs, the rungs'
+#                                       NOTES.md, any other (not under results/ or build/); make plots runs it
 #   tools/readme_results.sh --check     change nothing; exit 1 if a block is not what the results give
 #   tools/readme_results.sh --print "NAME key=value ..."    print one block's text (no README changes)
 #   tools/readme_results.sh --help      this text
@@ -21,7 +22,10 @@
 #   ladder    per rung id, then the peers, prefill TFLOP/s and decode GB/s on sweeps/tour.txt's shapes
 #             and × rung 00, from results/<gpu>-{prefill,decode}.csv (from=tour: <gpu>-tour.csv), and
 #             where results/<gpu>-backward.csv is (not from=tour) the backward TFLOP/s on the prefill shape; each
-#             rung's label and idea from its descriptor in its sources
+#             rung's label and idea from its descriptor in its sources. ids=04,05a,05c,torch-flash (rung
+#             variants or peers): those rows alone, in that order, each × against the first id (its
+#             column "× 04"), and no commit named (a rung README's block: the CSV carries it). A link
+#             to a rung's folder is relative to the file the block is in
 #   ceilings  the ceiling rows of results/<gpu>-<sweep>.csv, sweeps=prefill,decode
 #   decode    results/<gpu>-decode.csv per B x M in µs: the floor, rungs=06a,06b,06c, the peers; the last
 #             rung's share of the copy ceiling, cuDNN's time over its, its merge=
@@ -87,36 +91,40 @@ function shape_text(flt,   a, n, i, kv, s) { n = split(flt, a, " ")
 EOF
 arg() { local a w; read -ra w <<< "$1"; for a in ${w[@]+"${w[@]}"}; do case $a in "$2"=*) printf '%s' "${a#*=}"; return ;; esac; done; printf '%s' "$3"; }
 need() { [ -f "$1" ] && return 0; why="no $1"; return 1; }
-gen_ladder() {  # GPU FROM (tour: both columns from results/<gpu>-tour.csv, and no backward column)
+gen_ladder() {  # GPU FROM IDS (tour: both columns from results/<gpu>-tour.csv, and no backward column; IDS: a,b,c or all)
   local pre=$RES/$1-prefill.csv dec=$RES/$1-decode.csv bwd=$RES/$1-backward.csv files=()
   [ "$2" = tour ] && pre=$RES/$1-tour.csv dec=$RES/$1-tour.csv bwd=""
   [ -f "$pre" ] && files+=("$pre"); [ -f "$dec" ] && [ "$dec" != "$pre" ] && files+=("$dec")
   [ ${#files[@]} -gt 0 ] || { why="no $pre or $dec"; return 1; }
   if [ -n "$bwd" ] && [ -f "$bwd" ]; then files+=("$bwd"); else bwd=""; fi    # rung 08's backward pass, the prefill shape
-  awk -v PRE="$pre" -v DEC="$dec" -v BWD="$bwd" -v FP="$PREFILL_SHAPE" -v FD="$DECODE_SHAPE" -v IDEAS="$IDEAS" "$AWK_CSV"$'\n''
+  awk -v PRE="$pre" -v DEC="$dec" -v BWD="$bwd" -v FP="$PREFILL_SHAPE" -v FD="$DECODE_SHAPE" -v IDEAS="$IDEAS" -v IDS="$3" -v UP="${MD_UP:-}" "$AWK_CSV"$'\n''
 BEGIN { while ((getline line < IDEAS) > 0) { split(line, a, "|"); LABEL[a[1]] = a[2]; IDEA[a[1]] = a[3]; DIRS[a[1]] = a[4] }
   col["p"] = "tflops"; col["d"] = "gbps"; SRC["p"] = PRE; SRC["d"] = DEC; SH["p"] = FP; SH["d"] = FD
   if (BWD != "") { col["b"] = "tflops"; SRC["b"] = BWD; SH["b"] = FP } }
 { id = $1; k = kind(id); HAVE[FILENAME] = 1; if (k == "ceiling" || k == "floor") next
-  if (k == "rung") RUNGS = add(RUNGS, id); else PEERS = add(PEERS, id)
+  INCSV[id] = 1; if (k == "rung") RUNGS = add(RUNGS, id); else PEERS = add(PEERS, id)
   for (s in col) if (FILENAME == SRC[s] && want(SH[s])) { ST[s, id] = f("status")                       # a later row (a rerun) wins
     if (ok() && f(col[s]) + 0 > 0) { V[s, id] = f(col[s]); CM[s, id] = f("commit") } else delete V[s, id] } }
 function cell(s, id,   st) { if ((s, id) in V) return sig(V[s, id], 3); if (!((s, id) in ST)) return "–"; st = ST[s, id]; sub(/:.*/, "", st); return st }
-function x00(s, id,   v) { if (!((s, id) in V && (s, "00") in V)) return ""; v = V[s, id] / V[s, "00"]; return v >= 10 ? sig(v, 3) : v >= 1 ? sprintf("%.2f", v) : sig(v, 2) }
+function x00(s, id,   v) { if (!((s, id) in V && (s, REF) in V)) return ""; v = V[s, id] / V[s, REF]; return v >= 10 ? sig(v, 3) : v >= 1 ? sprintf("%.2f", v) : sig(v, 2) }
 function bold(t, s, id) { return (t != "" && id == BEST[s]) ? "**" t "**" : t }
 function where(F, s,   i, c, p, L, O, nc) {        # the CSV, and which rows of the column came from which commit
   for (i = 1; i <= NALL; i++) if ((s, ALL[i]) in V) { c = CM[s, ALL[i]]; if (!(c in L)) O[++nc] = c; L[c] = add(L[c], ALL[i]) }
   for (i = 1; i <= nc; i++) p = p (i > 1 ? "; " : "") (nc > 1 ? L[O[i]] " at commit " : "at commit ") O[i]
+  if (IDS != "") return HAVE[F] ? F (p != "" ? "" : ": no ok row on this shape") : "no " F " yet"     # ids=: a lesson block names no commit (its CSV does)
   return HAVE[F] ? F (p != "" ? ", rows " p : ": no ok row on this shape") : "no " F " yet" }
-END { n = split(RUNGS, R, " "); np = split(PEERS, P, " "); isort(R, n)      # lesson order, then the peers; those with a number
-  for (i = 1; i <= n + np; i++) { id = i <= n ? R[i] : P[i - n]; if (("p", id) in V || ("d", id) in V || ("b", id) in V) ALL[++NALL] = id
-    for (s in col) if (i <= n && (s, id) in V && (BEST[s] == "" || V[s, id] + 0 > V[s, BEST[s]] + 0)) BEST[s] = id }
+function isrung(id) { return IDS == "" ? kind(id) == "rung" : kind(id) == "rung" || DIRS[id] != "" }
+END { if (IDS == "") { REF = "00"; XH = "rung 00"; n = split(RUNGS, R, " "); np = split(PEERS, P, " "); isort(R, n)      # lesson order, then the peers; those with a number
+    for (i = 1; i <= n + np; i++) { id = i <= n ? R[i] : P[i - n]; if (("p", id) in V || ("d", id) in V || ("b", id) in V) ALL[++NALL] = id } }
+  else { NALL = split(IDS, ALL, ","); REF = XH = ALL[1]                # ids=: these rows, in this order, each × against the first
+    for (i = 1; i <= NALL; i++) if (!(ALL[i] in INCSV) && !(ALL[i] in LABEL)) { print "ids=: no id " ALL[i] " in " PRE (DEC != PRE ? " or " DEC : "") " nor among the rungs and peers"; exit 1 } }
+  for (i = 1; i <= NALL; i++) { id = ALL[i]; if (isrung(id)) for (s in col) if ((s, id) in V && (BEST[s] == "" || V[s, id] + 0 > V[s, BEST[s]] + 0)) BEST[s] = id }
   printf "Prefill: %s; %s. Decode: %s; %s. ", shape_text(FP), where(PRE, "p"), shape_text(FD), where(DEC, "d")
   if (BWD != "") printf "Backward (dQ, dK and dV from dO; TFLOP/s count 2.5× the forward'"'"'s FLOPs): the prefill shape; %s. ", where(BWD, "b")
-  print "Each × is against rung 00 in the same CSV; bold: the fastest rung in the column.\n"
-  print "| rung | idea | prefill TFLOP/s | × rung 00 | decode GB/s | × rung 00 |" (BWD != "" ? " backward TFLOP/s |" : "") "\n|---|---|---|---|---|---|" (BWD != "" ? "---|" : "")
+  print "Each × is against " (IDS == "" ? XH : REF ", the first row,") " in the same CSV; bold: the fastest rung in the column.\n"
+  print "| rung | idea | prefill TFLOP/s | × " XH " | decode GB/s | × " XH " |" (BWD != "" ? " backward TFLOP/s |" : "") "\n|---|---|---|---|---|---|" (BWD != "" ? "---|" : "")
   for (i = 1; i <= NALL; i++) { id = ALL[i]; lab = (id in LABEL) ? LABEL[id] : id
-    printf "| %s | %s | %s | %s | %s | %s |%s\n", DIRS[id] == "" ? lab : "[" lab "](" DIRS[id] "/)", IDEA[id], \
+    printf "| %s | %s | %s | %s | %s | %s |%s\n", DIRS[id] == "" ? lab : "[" lab "](" UP DIRS[id] "/)", IDEA[id], \
       bold(cell("p", id), "p", id), bold(x00("p", id), "p", id), bold(cell("d", id), "d", id), bold(x00("d", id), "d", id), \
       BWD != "" ? " " bold(cell("b", id), "b", id) " |" : "" } }' "${files[@]}"
 }
@@ -263,7 +271,7 @@ END { if (nr == 0) { print "no profile rows" (RUNGS PREFIX != "" ? " of " RUNGS 
 generate() {  # SPEC ("NAME key=value ...") -> the block's text on stdout, or 1 with $why
   local spec=$1 name=${1%% *} gpu w v; gpu=$(arg "$spec" gpu "${RESULTS_GPU:-h100}")
   case $name in
-    ladder)     gen_ladder "$gpu" "$(arg "$spec" from "")" ;;
+    ladder)     gen_ladder "$gpu" "$(arg "$spec" from "")" "$(arg "$spec" ids "")" ;;
     ceilings)   gen_ceilings "$gpu" "$(arg "$spec" sweeps prefill,decode)" ;;
     gpu-tests)  gen_gpu_tests "$gpu" "$(arg "$spec" rungs "")" "$(arg "$spec" prefix "")" ;;
     decode)     gen_decode "$gpu" "$(arg "$spec" rungs 06a,06b,06c)" ;;
@@ -283,6 +291,7 @@ status=0; mapfile -t readmes < <(find . -name '*.md' -not -path './.git/*' -not 
 for md in ${readmes[@]+"${readmes[@]}"}; do
   grep -q '^<!-- results:' "$md" || continue
   rm -f "$TMP"/block.* "$TMP"/spec.* "$TMP"/err.* "$TMP/changed"; done_=() kept=() changed=()
+  MD_UP=""; case $md in */*) MD_UP=$(printf '%s' "${md%/*}/" | sed 's|[^/]*/|../|g') ;; esac     # a block's links, from the file's folder
   if ! awk -v T="$TMP" '/^<!-- results:.*-->[[:space:]]*$/ { if (open) bad = bad " " NR ": a block opens inside another;"; s = $0; sub(/^<!-- results:/, "", s)
         sub(/[[:space:]]*-->[[:space:]]*$/, "", s); n++; print s > (T "/spec." n); close(T "/spec." n); open = NR; next }
       /^<!-- \/results -->[[:space:]]*$/ { if (!open) bad = bad " " NR ": a closing marker without an opening one;"; open = 0 }
