@@ -63,8 +63,8 @@ out=$(tools/readme_results.sh --print "table csv=$tmp/fp8rows.csv ids=07f,07g co
 contains "where=dtype=e4m3 gives 07g's row" "$out" "| 1200 |"
 
 # ---- the ladder block's ids= (a rung README's result table, issue 34): in a scratch tree made of
-#      tools/readme_results.sh, sweeps/tour.txt, two made-up rungs and a made-up results/x-tour.csv;
-#      a README.md and a NOTES.md in a rung folder, each with a block, rewritten by the script ----
+#      tools/readme_results.sh, sweeps/tour.txt, two made-up rungs and a made-up CSV (gpu=x);
+#      a <rung>/README.md and a <rung>/NOTES.md, each with a block, rewritten by the script ----
 t=$tmp/ladder; mkdir -p "$t/tools" "$t/sweeps" "$t/results" "$t/04_dd" "$t/05_qq"
 cp tools/readme_results.sh "$t/tools/"; cp sweeps/tour.txt "$t/sweeps/"
 desc() { printf 'static const rung %s = {\n    "%s", "%s",\n    "the idea of %s",\n};\n' "$1" "$2" "$3" "$2"; }    # as a rung's .cu has it

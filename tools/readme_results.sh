@@ -2,8 +2,8 @@
 # The figures in the READMEs, from the committed results: every test count, ceiling and headline
 # number that a README shows is written here, between marker lines, and nowhere by hand.
 #
-#   tools/readme_results.sh             rewrite every marked block of every *.md: the READMEs, the rungs'
-#                                       NOTES.md, any other (not under results/ or build/); make plots runs it
+#   tools/readme_results.sh             rewrite every marked block of every *.md (the READMEs, each
+#                                       <rung>/NOTES.md, any other; not under results/ or build/); make plots runs it
 #   tools/readme_results.sh --check     change nothing; exit 1 if a block is not what the results give
 #   tools/readme_results.sh --print "NAME key=value ..."    print one block's text (no README changes)
 #   tools/readme_results.sh --help      this text
