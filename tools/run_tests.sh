@@ -82,6 +82,11 @@ section tests/common_graph.sh
 echo "== numbers in README prose against the CSVs (tests/prose_numbers.sh)"
 section tests/prose_numbers.sh
 
+# --- 2i. The lesson format: the budgets, no commit or results/lab in a README, each rung README's
+#         headings in order and its reading-order anchors defined where they point, a notebook per rung ---
+echo "== the lesson format: READMEs and notebooks (tests/lesson.sh)"
+section tests/lesson.sh
+
 # --- 3. Plots draw from the committed results (needs gnuplot) ---
 echo "== plots from results/"
 if command -v gnuplot >/dev/null 2>&1; then
