@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The models sweep without a GPU: the README's models block (tools/readme_results.sh) made of a
+# The models sweep without a GPU: the models block (tools/readme_results.sh; NOTES.md has it) made of a
 # synthetic results CSV (tests/data/models-synthetic.csv: in the layout of lab/gpu_run.sh models,
 # every number made up), checked row by row against the numbers it must pick; the block left as it
 # is where there is no CSV; plots/<gpu>-models.png drawn from the CSV (where gnuplot is) and not
@@ -59,7 +59,7 @@ has "decode=64x4096: the shape asked for (only rung 00 ran it)" "$other" "| 1500
 contains "decode=64x4096: Llama-3.1-8B's row, the only one" "$other" "in every row model = Llama-3.1-8B, Mistral-7B, B = 64,"
 contains "decode=2x2: a shape without rows is said so" "$other" "no rows with N=1,B=2,M=2 in $tmp/res/x-models.csv"
 
-# ---- no CSV, or no model= in it: no block, and the README's is left as it is --------------------
+# ---- no CSV, or no model= in it: no block, and NOTES.md's is left as it is --------------------
 if RESULTS_DIR="$tmp/empty" tools/readme_results.sh --print "models gpu=x" > "$tmp/none.txt" 2>&1; then
   echo "FAIL block: made without a CSV: $(head -n 2 "$tmp/none.txt")"
 else
@@ -73,20 +73,20 @@ else
 fi
 rm -f "$tmp/empty/y-models.csv"
 out=$(RESULTS_DIR="$tmp/empty" tools/readme_results.sh --check 2>&1); rc=$?
-line=$(printf '%s\n' "$out" | grep '^README.md:')
-check "README.md: its blocks kept as they are without results (--check exit 0)" "$rc" 0
-contains "README.md: the models block among them" "$line" "models (no $tmp/empty/h100-models.csv)"
-# with a models CSV committed, the README's block is the one made from it; until then it holds no
+line=$(printf '%s\n' "$out" | grep '^NOTES.md:')
+check "NOTES.md: its blocks kept as they are without results (--check exit 0)" "$rc" 0
+contains "NOTES.md: the models block among them" "$line" "models (no $tmp/empty/h100-models.csv)"
+# with a models CSV committed, NOTES.md's block is the one made from it; until then it holds no
 # number (nothing invented)
 if ls results/*-models.csv >/dev/null 2>&1; then
   made=$(tools/readme_results.sh --print "models" 2>&1)
-  text=$(sed -n '/^<!-- results:models/,/^<!-- \/results -->/p' README.md | sed '1d;$d')
-  if [ -n "$made" ] && [ "$made" = "$text" ]; then echo "ok README.md: the models block is the one made from $(ls results/*-models.csv | head -n 1)"
-  else echo "FAIL README.md: the models block differs from tools/readme_results.sh --print models (run it, or make plots)"; fi
+  text=$(sed -n '/^<!-- results:models/,/^<!-- \/results -->/p' NOTES.md | sed '1d;$d')
+  if [ -n "$made" ] && [ "$made" = "$text" ]; then echo "ok NOTES.md: the models block is the one made from $(ls results/*-models.csv | head -n 1)"
+  else echo "FAIL NOTES.md: the models block differs from tools/readme_results.sh --print models (run it, or make plots)"; fi
 else
-  text=$(sed -n '/^<!-- results:models/,/^<!-- \/results -->/p' README.md | sed '1d;$d')
-  if [ -n "$text" ] && ! printf '%s' "$text" | grep -q '[0-9]'; then echo "ok README.md: the models block holds no number yet"
-  else echo "FAIL README.md: the models block without a models CSV: '$text'"; fi
+  text=$(sed -n '/^<!-- results:models/,/^<!-- \/results -->/p' NOTES.md | sed '1d;$d')
+  if [ -n "$text" ] && ! printf '%s' "$text" | grep -q '[0-9]'; then echo "ok NOTES.md: the models block holds no number yet"
+  else echo "FAIL NOTES.md: the models block without a models CSV: '$text'"; fi
 fi
 
 # ---- the plot ---------------------------------------------------------------------------------------

@@ -3,7 +3,7 @@
 # knows and the new ones it does not ignore; build/ is not copied), a throwaway rung is added the way
 # that page says, with nothing else touched, under the largest free rung number N; then, in its
 # place, a throwaway Hopper rung:
-#   - the plain rung: a folder with a README.md, a .cu that defines two variants and the list
+#   - the plain rung: a folder with a README.md and a NOTES.md, a .cu that defines two variants and the list
 #     rung_variants (common/attn.h), and a .c of plain host code that the .cu calls;
 #   - the Hopper rung: a README.md, a .cu that issues wgmma.fence (common/hopper.cuh), an
 #     instruction of sm_90a alone, and a file ARCH holding 90a, as 07_fa3_wgmma_tma/ARCH does.
@@ -42,14 +42,15 @@ built() {
   [ "$3" -eq 0 ] || grep -E ' error|fatal|\*\*\*' "$2" | head -n 8 | sed 's/^/    /'
 }
 
-# ---- the plain rung: README.md, the kernel (.cu) and plain host code (.c) ----
+# ---- the plain rung: README.md, NOTES.md, the kernel (.cu) and plain host code (.c) ----
 r=${N}_new_idea
 mkdir -p "$w/$r"
 cat > "$w/$r/README.md" <<'EOF'
-# Rung @N@: a throwaway (tests/new_rung.sh)
+# Rung @N@ — a throwaway (tests/new_rung.sh)
 
-The idea, the diff, the prediction, measured, next: a real rung has these five parts.
+A real rung's lesson has six parts (CONTRIBUTING.md, "The lesson format"); this one has none.
 EOF
+printf '# Rung @N@ — lab notebook\n\nThe lesson is README.md.\n' > "$w/$r/NOTES.md"
 cat > "$w/$r/plan.h" <<'EOF'
 /* The plain host code of this throwaway rung (plan.c), callable from C and CUDA. */
 #ifndef NEW_PLAN_H
