@@ -9,7 +9,7 @@
  * barrier passes that on to its threads, and they read the n partials through L2 (__ldcg: an
  * SM's L1 does not see other SMs' writes). It puts the counter back to 0 for the next launch: no
  * other CTA touches it once it has reached n. (A __threadfence in every thread before a relaxed
- * atomic is also correct, and measured slower: README.)
+ * atomic is also correct, and measured slower: NOTES.md.)
  *
  * The device side, a merge policy of split_kv.cuh's kernel (kernels.cuh instantiates it); when
  * the host launches it and the variant's descriptor: split_kv.cu. */
@@ -18,7 +18,7 @@
 
 #include "combine_kernel.cuh"   /* merge_later, and the combine kernel for more partials */
 
-#define SK_FUSE_MAX 4             /* 8 was slower at B = 1 (README, "tried, not kept") */
+#define SK_FUSE_MAX 4             /* 8 was slower at B = 1 (NOTES.md, "Tried, not kept") */
 
 /* One (row, 4 columns) pair of a split sequence: merges its n <= NMAX partial LSEs l and pieces x
  * of O in the order k = 0, 1, ...: their {m, d}, then the weights combine_weight() (combine.h, the

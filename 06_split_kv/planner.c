@@ -11,7 +11,7 @@
 #include <string.h>
 
 const char *const planner_names[] = {"fa", "greedy", "balanced", "auto", NULL};
-const char *const planner_default = "auto";   /* measured best on the decode and varlen sweeps; see README */
+const char *const planner_default = "auto";   /* measured best on the decode and varlen sweeps; see NOTES.md */
 
 /* ------------------------------------------------------------------ the cost model */
 
@@ -273,7 +273,7 @@ int plan_splits(const char *planner, const int *blocks, int n_seqs, int sms, spl
          * "auto" takes it also when it is close: within max(2 blocks, 15%) of the ideal. The
          * cost model counts only KV blocks; on the GPU each CTA and each partial has a fixed
          * cost too, and the decode and varlen sweeps measured greedy faster than a balanced cut
-         * whenever its makespan was that close (README). */
+         * whenever its makespan was that close (NOTES.md). */
         if (plan_splits("greedy", blocks, n_seqs, sms, plan) == 0) {
             long ideal = (total + sms - 1) / sms;
             long slack = kind == 3 ? (ideal * 15 + 99) / 100 : 0;

@@ -26,7 +26,7 @@
  *               returns greedy's plan instead (same makespan, fewer partials to combine).
  *   "auto"      greedy's plan when its makespan is within max(2 blocks, 15%) of the ideal
  *               ceil(total / SMs), else balanced's cut: the cost model ignores the fixed cost of
- *               a CTA and of a partial, which the GPU measurements showed (README).
+ *               a CTA and of a partial, which the GPU measurements showed (NOTES.md).
  */
 #ifndef PLANNER_H
 #define PLANNER_H

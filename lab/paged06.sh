@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Rung 06 on a paged KV cache against contiguous K and V, in one run on one GPU: the measurement
-# that 06_split_kv/README.md ("A paged KV cache") predicts; the run is results/lab/h100-paged06.csv.
+# that 06_split_kv/NOTES.md ("A paged KV cache") predicts; the run is results/lab/h100-paged06.csv.
 #
 #   lab/paged06.sh [CSV]             run, then the table (CSV default: $OUT/paged06.csv)
 #   lab/paged06.sh --table CSV       the table of a CSV already made
