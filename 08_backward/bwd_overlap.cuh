@@ -1,5 +1,6 @@
 /* Rung 08, step d: 08c + overlap. Two changes to a consumer's loop (hopper_bwd.cu, h_consume with
- * its template bool OV), chosen by the clock count in 08_backward/README.md ("08d — overlap"):
+ * its template bool OV), chosen by a clock count of a tile (08_backward/NOTES.md, "08d: the clock
+ * count"):
  *
  *   1. dQ = dS K of tile i is issued right after the dS^T barrier, behind dV and dK (08c waited for
  *      those first), and left in flight: the stage goes back once dV and dK are done (wait_group 1),
@@ -18,9 +19,9 @@
  *      accumulators in flight), at d = 64 and 128, though the PTX reads dq only after the wait; it
  *      does not seem to follow a group across the loop's back edge through a wait_group that leaves
  *      two others running. A wait with nothing else in flight keeps its pipeline; the cost is one
- *      drain of the tensor pipe a tile. And dQ is stored under S^T alone, not under both products, so that dq's 32 registers
- *      (d = 128) are dead again before dP^T's arrive: 64 dK + 64 dV + 32 S^T + 32 dQ at the peak,
- *      as 08c's 64 + 64 + 32 + 32 (S^T and dP^T).
+ *      drain of the tensor pipe a tile. And dQ is stored under S^T alone, not under both products,
+ *      so that dq's 32 registers (d = 128) are dead again before dP^T's arrive: 64 dK + 64 dV + 32
+ *      S^T + 32 dQ at the peak, as 08c's 64 + 64 + 32 + 32 (S^T and dP^T).
  *
  *   2. dQ's float32 stores without bank conflicts. The buffer stays plain rows (the bulk reduce-add
  *      copies it as it lies, into a row-major accumulator). Rows are 4 D bytes apart, a multiple of
@@ -70,8 +71,8 @@ static __device__ __forceinline__ void ov_dead(float (&d)[n])
     for (int i = 0; i < n; i++) asm volatile("" : "=f"(d[i]));
 }
 
-/* A tile's dQ, once waited for, to shared memory and the dQ warp (08c's hand-off: the buffer free,
- * the stores, the proxy fence, the arrival). */
+/* A tile's dQ, once waited for, to shared memory and the dQ warp: 08c's hand-off (h_dq_out: the
+ * buffer free, the stores, the proxy fence, the arrival) with the stores above. */
 template <int D>
 static __device__ __forceinline__ void ov_dq_out(float *sdq, float (&dq)[D / 4], int wq, int g, int c, int cw)
 {

@@ -102,7 +102,7 @@ static __device__ __forceinline__ void mma_acc_by_tile(float acc[D / 8][4], cons
  * queries, so they start first and the last wave is the lightest; but every head's first key tile
  * first put the blocks that run at once on as many heads as there are SMs, each adding into its own
  * head's float32 dQ rows: at B = 8, Hq = 16, N = 2048, d = 128 that is 128 MB of rows in flight, and
- * the additions missed L2 (08c under Nsight Compute: DRAM at 75%, the tensor pipe at 26%). So the KV
+ * the additions missed L2 (08c's profile: DRAM busy, the tensor pipe idle; NOTES.md). So the KV
  * heads go in sections of `sec` (bwd_section), and inside a section every head's first key tile
  * first: the balance at each section's end is given up, L2 kept. */
 static __device__ __forceinline__ void bwd_block_tile(int nkt, int causal, int sec, int *kt, int *bh)

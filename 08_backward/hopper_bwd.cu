@@ -16,20 +16,24 @@
  *                  Producer, warp 1: per query tile, waits for dQ in shared memory, adds it into the
  *                  accumulator with one cp.reduce.async.bulk (rows past N left out), and hands the
  *                  buffer back once the copy has read it.
- *                  Consumer cw (0, 1) owns keys [64 cw, 64 cw + 64) of the tile; per query tile:
- *                    S^T  = K Q^T,  dP^T = V dO^T      wgmma SS (64 keys x 64 queries each: K and V
- *                                                      K-major as loaded, Q and dO K-major)
- *                    P^T  = 2^(S^T scale log2 e - LSE),  dS^T = P^T o (dP^T - D)    (registers)
- *                    dV  += P^T dO,  dK += dS^T Q      wgmma RS: P^T and dS^T packed from their
- *                                                      accumulators as A, dO and Q N-major as B
- *                                                      (the forward's P V); dK, dV 64 x d float32
- *                    dS^T to shared memory (keys by queries, 128B-swizzled, two buffers); a named
- *                    barrier over both consumers: all 128 keys' dS^T written
- *                    dQ   = dS K                       wgmma SS, both operands transposed: A = dS^T
- *                                                      read M-major, B = K N-major; consumer cw the
- *                                                      columns [cw d/2, cw d/2 + d/2)
- *                    dQ (float32) to shared memory, then to producer warp 1 (named barriers)
- *                  and at the end dK * scale and dV, rounded, straight from the registers.
+ *                  Consumer cw (0, 1) owns keys [64 cw, 64 cw + 64) of the tile; per query tile
+ *                  (h_consume, one function a step):
+ *                    S^T  = K Q^T,  dP^T = V dO^T      h_ss_t: wgmma SS (64 keys x 64 queries each:
+ *                                                      K, V, Q and dO K-major as loaded)
+ *                    P^T  = 2^(S^T scale log2 e - LSE) h_probs (registers)
+ *                    dV  += P^T dO                     h_rs_acc: wgmma RS, P^T packed from its
+ *                                                      accumulator as A (h_pack_a), dO N-major as B
+ *                                                      (the forward's P V); dV 64 x d float32
+ *                    dS^T = P^T o (dP^T - D)           h_dsoftmax (registers)
+ *                    dK  += dS^T Q                     h_rs_acc, as dV
+ *                    dS^T to shared memory             h_share_ds: keys by queries, 128B-swizzled, two
+ *                                                      buffers; a named barrier over both consumers
+ *                    the stage back                    h_release, once dV and dK are done
+ *                    dQ   = dS K                       h_dq_product: wgmma SS, both operands
+ *                                                      transposed (A = dS^T M-major, B = K N-major);
+ *                                                      consumer cw the columns [cw d/2, cw d/2 + d/2)
+ *                    dQ (float32) to shared memory     h_dq_out, then producer warp 1 (named barriers)
+ *                  and at the end dK * scale and dV, rounded, straight from the registers (h_store_dkdv).
  *                  Shared memory (1024-aligned tiles of 128-byte rows, TMA's 128B swizzle; wider rows
  *                  are chunks of 64 columns): K, V 128 x d; Q, dO 64 x d in two stages; dS^T 128 x 64
  *                  in two buffers; dQ 64 x d float32 (plain rows: the bulk copy's source); LSE and D
@@ -194,16 +198,50 @@ static __device__ __forceinline__ void h_write_dq(unsigned char *sm, const h_wal
     if (lead) bulk_wait<0>();
 }
 
-/* A swizzled tile's element (row, col) of a 128-byte row: the 16-byte chunk XOR row % 8 (TMA's 128B
- * swizzle, the layout wgmma's descriptors read). */
-static __device__ __forceinline__ uint32_t h_sw128(int row, int col)
+/* ---- the consumer's pieces, in the order a tile runs them -------------------------------------- */
+
+/* S^T = K Q^T or dP^T = V dO^T over this consumer's 64 keys (rows kw.. of the K or V tile at kv) and
+ * the tile's 64 queries (the stage's Q or dO at q): wgmma SS, both operands K-major as TMA loads them
+ * (16 columns = 32 bytes a k step, chunks of 64 columns). Committed, not waited for: the caller
+ * issues both products before it waits for the first, so that P^T's exponentials run under dP^T. */
+template <int D, bool BF16>
+static __device__ __forceinline__ void h_ss_t(float (&acc)[H_BR / 2], uint32_t kv, int kw, uint32_t q)
 {
-    return row * 128 + ((((col / 8) ^ row) & 7) * 16) + (col % 8) * 2;
+#pragma unroll
+    for (int kk = 0; kk < D / 16; kk++) {
+        const uint32_t off = (kk % 4) * 32;
+        const uint64_t da = wgmma_desc(kv + (kk / 4) * H_BC * 128 + kw * 128 + off, 16, 1024);
+        const uint64_t db = wgmma_desc(q + (kk / 4) * H_BR * 128 + off, 16, 1024);
+        wgmma_ss<H_BR, BF16>(acc, da, db, kk > 0);
+    }
+    wgmma_commit();
 }
 
-/* A consumer's 64 x 64 accumulator (P^T or dS^T: s[4j + e], key row 16 wq + g (+8 for e >= 2), query
- * column 8 j + 2 c (+1 for odd e)) packed in 16-bit pairs as wgmma's A from registers, one k16 step
- * of queries per a[kb]. */
+/* P^T = 2^(S^T scale log2 e - LSE), in place: the forward's P recomputed from its LSE (sl: the
+ * stage's 64 LSE in log2 units; +inf for a row past N or that sees no key, so 2^-inf = 0). s[4j + e]:
+ * key key0 (+8 for e >= 2), query q0 + 8 j + 2 c (+1 for odd e). Keys past M and, causal, above the
+ * diagonal get P = 0, tested only where mask says this consumer's 64 keys cross one of them. */
+static __device__ __forceinline__ void h_probs(float (&s)[H_BR / 2], const float *sl, const h_walk &w,
+                                               const h_params &p, int q0, int key0, bool mask, int c)
+{
+#pragma unroll
+    for (int j = 0; j < H_BR / 8; j++) {
+        const float2 l = *reinterpret_cast<const float2 *>(sl + 8 * j + 2 * c);
+#pragma unroll
+        for (int e = 0; e < 4; e++) {
+            float x = fast_exp2(fmaf(s[4 * j + e], p.scale_log2, -((e & 1) ? l.y : l.x)));
+            if (mask) {
+                const int key = key0 + (e >= 2 ? 8 : 0), query = q0 + 8 * j + 2 * c + (e & 1);
+                if (key >= p.M || (p.causal && key > query + w.shift)) x = 0.0f;
+            }
+            s[4 * j + e] = x;
+        }
+    }
+}
+
+/* A consumer's 64 x 64 accumulator (P^T or dS^T, laid out as in h_probs) packed in 16-bit pairs as
+ * wgmma's A from registers, one k16 step of queries per a[kb]: P and dS never leave the registers
+ * for dV and dK, as P does not for the forward's P V. */
 template <typename T>
 static __device__ __forceinline__ void h_pack_a(uint32_t (&a)[H_BR / 16][4], const float (&x)[H_BR / 2])
 {
@@ -216,9 +254,9 @@ static __device__ __forceinline__ void h_pack_a(uint32_t (&a)[H_BR / 16][4], con
     }
 }
 
-/* acc (64 keys x D) += A B over the tile's 64 queries, A from registers (h_pack_a), B the stage's
- * Q or dO at b (N-major: 16-query steps 2048 bytes apart, chunks of 64 columns); committed, not
- * waited for. */
+/* dV += P^T dO or dK += dS^T Q: acc (64 keys x D, float32 in registers for the whole walk) += A B over
+ * the tile's 64 queries, A from registers (h_pack_a), B the stage's dO or Q at b (N-major: 16-query
+ * steps 2048 bytes apart, chunks of 64 columns). Committed, not waited for. */
 template <int D, bool BF16>
 static __device__ __forceinline__ void h_rs_acc(float (&acc)[D / 2], const uint32_t (&a)[H_BR / 16][4], uint32_t b)
 {
@@ -230,169 +268,99 @@ static __device__ __forceinline__ void h_rs_acc(float (&acc)[D / 2], const uint3
     wgmma_commit();
 }
 
-#include "bwd_overlap.cuh"
-
-/* A consumer warpgroup: its 64 keys' dK and dV over the whole walk. OV (08d, bwd_overlap.cuh): dQ
- * of a tile left in flight under the next tile's S^T and dP^T, stored without bank conflicts. */
-template <int D, typename T, bool OV>
-static __device__ __forceinline__ void h_consume(unsigned char *sm, uint64_t *bar, const h_walk &w, const h_params &p,
-                                                 int cw)
+/* dS^T = P^T o (dP^T - D), in place in dp: the softmax's gradient, where D_i = rowsum(dO_i o O_i)
+ * (bwd_pre) stands for sum_j P_ij dP_ij. sd: the stage's 64 D. */
+static __device__ __forceinline__ void h_dsoftmax(float (&dp)[H_BR / 2], const float (&pt)[H_BR / 2], const float *sd,
+                                                  int c)
 {
-    typedef h_smem<D> S;
-    constexpr bool BF16 = storage_bf16<T>;
-    constexpr int SN = H_BR / 2, DN = D / 2, QN = D / 2;
-    const int wq = (threadIdx.x / 32) % 4, lane = threadIdx.x % 32, g = lane / 4, c = lane % 4;
-    const int kw = 64 * cw;                              /* this warpgroup's keys in the tile */
-    const uint32_t base = smem_addr(sm);
-    const float *sL = reinterpret_cast<const float *>(sm + S::L), *sD = reinterpret_cast<const float *>(sm + S::DV);
-    float *sdq = reinterpret_cast<float *>(sm + S::DQB);
-
-    float dk[DN], dv[DN];
 #pragma unroll
-    for (int e = 0; e < DN; e++) dk[e] = dv[e] = 0.0f;
-
-    float dq[QN / 2];                                    /* OV: the last tile's dQ, in flight */
-    mbar_wait(&bar[H_KV_FULL], 0);
-    for (int i = 0; i < w.ntiles; i++) {
-        const int st = i & 1;
-        int plane, q0;
-        h_tile(w, p, i, &plane, &q0);
-        mbar_wait(&bar[H_FULL + st], (i >> 1) & 1);
-        const uint32_t q_a = base + S::Q + st * S::QT, do_a = base + S::DO + st * S::QT;
-        if constexpr (OV) {                              /* the last tile's dQ, issued behind its dV and dK */
-            wgmma_wait<0>();
-            wgmma_fence_regs(dq);
-        }
-
-        /* S^T = K Q^T and dP^T = V dO^T, both issued before either is waited for */
-        float s[SN], dp[SN];
-        wgmma_fence();
+    for (int j = 0; j < H_BR / 8; j++) {
+        const float2 dd = *reinterpret_cast<const float2 *>(sd + 8 * j + 2 * c);
 #pragma unroll
-        for (int kk = 0; kk < D / 16; kk++) {
-            const uint32_t off = (kk % 4) * 32;          /* 16 columns = 32 bytes into the chunk */
-            const uint64_t da = wgmma_desc(base + S::K + (kk / 4) * H_BC * 128 + kw * 128 + off, 16, 1024);
-            const uint64_t db = wgmma_desc(q_a + (kk / 4) * H_BR * 128 + off, 16, 1024);
-            wgmma_ss<H_BR, BF16>(s, da, db, kk > 0);
-        }
-        wgmma_commit();
-        if constexpr (OV) {   /* the last tile's dQ stored while S^T runs (dP^T may take dq's registers) */
-            if (i > 0) ov_dq_out<D>(sdq, dq, wq, g, c, cw);
-            wgmma_fence();
-        }
-#pragma unroll
-        for (int kk = 0; kk < D / 16; kk++) {
-            const uint32_t off = (kk % 4) * 32;
-            const uint64_t da = wgmma_desc(base + S::V + (kk / 4) * H_BC * 128 + kw * 128 + off, 16, 1024);
-            const uint64_t db = wgmma_desc(do_a + (kk / 4) * H_BR * 128 + off, 16, 1024);
-            wgmma_ss<H_BR, BF16>(dp, da, db, kk > 0);
-        }
-        wgmma_commit();
-
-        /* P^T from the LSE while dP^T runs. s[4j + e]: key kw + 16 wq + g (+8 for e >= 2), query
-         * q0 + 8 j + 2 c (+1 for odd e) */
-        wgmma_wait<1>();
-        wgmma_fence_regs(s);
-        const float *sl = sL + st * H_BR, *sd = sD + st * H_BR;
-        const int key0 = w.k0 + kw + 16 * wq + g;
-        const bool mask = w.k0 + H_BC > p.M || (p.causal && w.k0 + kw + 63 > q0 + w.shift);
-#pragma unroll
-        for (int j = 0; j < H_BR / 8; j++) {
-            const float2 l = *reinterpret_cast<const float2 *>(sl + 8 * j + 2 * c);
-#pragma unroll
-            for (int e = 0; e < 4; e++) {
-                float x = fast_exp2(fmaf(s[4 * j + e], p.scale_log2, -((e & 1) ? l.y : l.x)));   /* 2^-inf = 0 */
-                if (mask) {
-                    const int key = key0 + (e >= 2 ? 8 : 0), query = q0 + 8 * j + 2 * c + (e & 1);
-                    if (key >= p.M || (p.causal && key > query + w.shift)) x = 0.0f;
-                }
-                s[4 * j + e] = x;
-            }
-        }
-        uint32_t pa[H_BR / 16][4];
-        h_pack_a<T>(pa, s);
-
-        /* dV += P^T dO (B = dO N-major: 16-query steps 2048 bytes apart, chunks of 64 columns) */
-        h_rs_acc<D, BF16>(dv, pa, do_a);
-
-        /* dS^T = P^T o (dP^T - D) */
-        wgmma_wait<1>();
-        wgmma_fence_regs(dp);
-        uint32_t da_[H_BR / 16][4];
-#pragma unroll
-        for (int j = 0; j < H_BR / 8; j++) {
-            const float2 dd = *reinterpret_cast<const float2 *>(sd + 8 * j + 2 * c);
-#pragma unroll
-            for (int e = 0; e < 4; e++) dp[4 * j + e] = s[4 * j + e] * (dp[4 * j + e] - ((e & 1) ? dd.y : dd.x));
-        }
-        h_pack_a<T>(da_, dp);
-
-        /* dK += dS^T Q */
-        h_rs_acc<D, BF16>(dk, da_, q_a);
-
-        /* dS^T into buffer i % 2, rows kw + 16 wq + g (+8), 128B-swizzled: the A of dQ = dS K. The
-         * other consumer read this buffer two tiles ago, before the H_DS_READY of the last tile. */
-        unsigned char *sds = sm + S::DSB + st * S::DS;
-#pragma unroll
-        for (int kb = 0; kb < H_BR / 16; kb++)
-#pragma unroll
-            for (int r = 0; r < 4; r++) {   /* r: row g or g + 8 (odd r), columns 16 kb + 2 c (+8 for r >= 2) */
-                const int row = kw + 16 * wq + g + (r & 1) * 8, col = 16 * kb + (r >> 1) * 8 + 2 * c;
-                *reinterpret_cast<uint32_t *>(sds + h_sw128(row, col)) = da_[kb][r];
-            }
-        fence_proxy_async();
-        bar_sync<H_DS_READY, H_CONS>();
-
-        /* Q and dO of this stage are done with once dV and dK are: the stage goes back. Every
-         * consumer thread arrives after its own last read of the stage (its LSE and D included),
-         * so each read is ordered before the producer's next writes by that thread's own release */
-        if constexpr (!OV) {
-            wgmma_wait<0>();
-            wgmma_fence_regs(dv);
-            wgmma_fence_regs(dk);
-            mbar_arrive(&bar[H_EMPTY + st]);
-        }
-
-        /* dQ = dS K, columns [cw d/2, cw d/2 + d/2): A = dS^T M-major (16-key steps 2048 bytes
-         * apart), B = K N-major (the same steps; at d = 64 consumer 1 starts 64 bytes into the row).
-         * OV: issued behind dV and dK, and the stage goes back once those two are done */
-        const uint32_t kb_a = base + S::K + (D == 128 ? cw * H_BC * 128 : cw * 64);
-        if constexpr (OV) ov_dead(dq);
-        wgmma_fence();
-#pragma unroll
-        for (int kb = 0; kb < H_BC / 16; kb++)
-            wgmma_ss_tt<QN, BF16>(dq, wgmma_desc(smem_addr(sds) + kb * 2048, H_BC * 128, 1024),
-                                  wgmma_desc(kb_a + kb * 2048, H_BC * 128, 1024), kb > 0);
-        wgmma_commit();
-        if constexpr (OV) {
-            wgmma_wait<1>();
-            wgmma_fence_regs(dv);
-            wgmma_fence_regs(dk);
-            mbar_arrive(&bar[H_EMPTY + st]);
-        } else {
-            wgmma_wait<0>();
-            wgmma_fence_regs(dq);
-
-            /* dQ to shared memory once the dQ warp has read the last one out. dq[4j + e]: row
-             * 16 wq + g (+8), column cw d/2 + 8 j + 2 c (+1) */
-            bar_sync<H_DQ_EMPTY, H_DQ_SYNC>();
-#pragma unroll
-            for (int j = 0; j < QN / 8; j++)
-#pragma unroll
-                for (int hi = 0; hi < 2; hi++) {
-                    const int row = 16 * wq + g + 8 * hi, col = cw * QN + 8 * j + 2 * c;
-                    *reinterpret_cast<float2 *>(sdq + row * D + col) = make_float2(dq[4 * j + 2 * hi], dq[4 * j + 2 * hi + 1]);
-                }
-            fence_proxy_async();
-            bar_arrive<H_DQ_FULL, H_DQ_SYNC>();
-        }
+        for (int e = 0; e < 4; e++) dp[4 * j + e] = pt[4 * j + e] * (dp[4 * j + e] - ((e & 1) ? dd.y : dd.x));
     }
-    if constexpr (OV) {
-        wgmma_wait<0>();                                 /* on every path: ptxas then sees dQ done */
-        wgmma_fence_regs(dq);
-        if (w.ntiles > 0) ov_dq_out<D>(sdq, dq, wq, g, c, cw);
-    }
+}
 
-    /* dK * scale and dV of this warpgroup's 64 keys, two columns a store */
+/* A swizzled tile's element (row, col) of a 128-byte row: the 16-byte chunk XOR row % 8 (TMA's 128B
+ * swizzle, the layout wgmma's descriptors read). */
+static __device__ __forceinline__ uint32_t h_sw128(int row, int col)
+{
+    return row * 128 + ((((col / 8) ^ row) & 7) * 16) + (col % 8) * 2;
+}
+
+/* dS^T (packed as A) into the tile's buffer sds, rows kw + 16 wq + g (+8), 128B-swizzled: the A of
+ * dQ = dS K, which needs both consumers' keys, so a named barrier over both follows. With two
+ * buffers that barrier also proves the one being written was read two tiles ago, by the dQ product
+ * the other consumer issued before the last tile's barrier. */
+static __device__ __forceinline__ void h_share_ds(unsigned char *sds, const uint32_t (&a)[H_BR / 16][4], int kw, int wq,
+                                                  int g, int c)
+{
+#pragma unroll
+    for (int kb = 0; kb < H_BR / 16; kb++)
+#pragma unroll
+        for (int r = 0; r < 4; r++) {   /* r: row g or g + 8 (odd r), columns 16 kb + 2 c (+8 for r >= 2) */
+            const int row = kw + 16 * wq + g + (r & 1) * 8, col = 16 * kb + (r >> 1) * 8 + 2 * c;
+            *reinterpret_cast<uint32_t *>(sds + h_sw128(row, col)) = a[kb][r];
+        }
+    fence_proxy_async();
+    bar_sync<H_DS_READY, H_CONS>();
+}
+
+/* The stage's Q and dO are done with once dV and dK are (n: the wgmma groups still allowed in
+ * flight): the stage goes back. Every consumer thread arrives after its own last read of the stage
+ * (its LSE and D included), so each read is ordered before the producer's next writes by that
+ * thread's own release (the barrier counts 256). */
+template <int n, int D>
+static __device__ __forceinline__ void h_release(uint64_t *bar, int st, float (&dv)[D / 2], float (&dk)[D / 2])
+{
+    wgmma_wait<n>();
+    wgmma_fence_regs(dv);
+    wgmma_fence_regs(dk);
+    mbar_arrive(&bar[H_EMPTY + st]);
+}
+
+/* dQ = dS K, this consumer's columns [cw d/2, cw d/2 + d/2) over all 128 keys: wgmma SS with both
+ * operands transposed, A = dS^T as stored (keys by queries, read M-major: 16-key steps 2048 bytes
+ * apart), B = K (keys by d, N-major, the same steps; at d = 64 consumer 1 starts 64 bytes into the
+ * row). Committed, not waited for. */
+template <int D, bool BF16>
+static __device__ __forceinline__ void h_dq_product(float (&dq)[D / 4], const unsigned char *sds, uint32_t k, int cw)
+{
+    const uint32_t kb_a = k + (D == 128 ? cw * H_BC * 128 : cw * 64);
+    wgmma_fence();
+#pragma unroll
+    for (int kb = 0; kb < H_BC / 16; kb++)
+        wgmma_ss_tt<D / 2, BF16>(dq, wgmma_desc(smem_addr(sds) + kb * 2048, H_BC * 128, 1024),
+                                 wgmma_desc(kb_a + kb * 2048, H_BC * 128, 1024), kb > 0);
+    wgmma_commit();
+}
+
+/* 08c's dQ hand-off: once the dQ warp has read the last tile's dQ out (H_DQ_EMPTY), this one's into
+ * the plain float32 rows of sdq (dq[4j + e]: row 16 wq + g (+8), column cw d/2 + 8 j + 2 c (+1)),
+ * then the proxy fence (the bulk copy reads through the async proxy) and H_DQ_FULL. */
+template <int D>
+static __device__ __forceinline__ void h_dq_out(float *sdq, const float (&dq)[D / 4], int wq, int g, int c, int cw)
+{
+    constexpr int QN = D / 2;
+    bar_sync<H_DQ_EMPTY, H_DQ_SYNC>();
+#pragma unroll
+    for (int j = 0; j < QN / 8; j++)
+#pragma unroll
+        for (int hi = 0; hi < 2; hi++) {
+            const int row = 16 * wq + g + 8 * hi, col = cw * QN + 8 * j + 2 * c;
+            *reinterpret_cast<float2 *>(sdq + row * D + col) = make_float2(dq[4 * j + 2 * hi], dq[4 * j + 2 * hi + 1]);
+        }
+    fence_proxy_async();
+    bar_arrive<H_DQ_FULL, H_DQ_SYNC>();
+}
+
+/* After the walk: dK * scale and dV of this warpgroup's 64 keys, rounded, straight from the
+ * registers (each written once: the block owns these keys, GQA's heads summed in the walk), two
+ * columns a store. */
+template <int D, typename T>
+static __device__ __forceinline__ void h_store_dkdv(const float (&dk)[D / 2], const float (&dv)[D / 2], const h_walk &w,
+                                                    const h_params &p, int kw, int wq, int g, int c)
+{
     T *dK = reinterpret_cast<T *>(p.dK), *dV = reinterpret_cast<T *>(p.dV);
 #pragma unroll
     for (int hi = 0; hi < 2; hi++) {
@@ -406,6 +374,88 @@ static __device__ __forceinline__ void h_consume(unsigned char *sm, uint64_t *ba
             *reinterpret_cast<uint32_t *>(dV + r + col) = pack2_t<T>(dv[4 * j + 2 * hi], dv[4 * j + 2 * hi + 1]);
         }
     }
+}
+
+/* 08d's policy (OV = true): the dQ product left in flight, its stores without bank conflicts. */
+#include "bwd_overlap.cuh"
+
+/* A consumer warpgroup: its 64 keys' dK and dV over the whole walk, the pieces above in a tile's
+ * order. OV (08d, bwd_overlap.cuh): dQ of a tile left in flight under the next tile's S^T, stored
+ * without bank conflicts; OV = false is 08c: dQ waited for and stored at once. */
+template <int D, typename T, bool OV>
+static __device__ __forceinline__ void h_consume(unsigned char *sm, uint64_t *bar, const h_walk &w, const h_params &p,
+                                                 int cw)
+{
+    typedef h_smem<D> S;
+    constexpr bool BF16 = storage_bf16<T>;
+    const int wq = (threadIdx.x / 32) % 4, lane = threadIdx.x % 32, g = lane / 4, c = lane % 4;
+    const int kw = 64 * cw;                              /* this warpgroup's keys in the tile */
+    const uint32_t base = smem_addr(sm);
+    const float *sL = reinterpret_cast<const float *>(sm + S::L), *sD = reinterpret_cast<const float *>(sm + S::DV);
+    float *sdq = reinterpret_cast<float *>(sm + S::DQB);
+
+    float dk[D / 2], dv[D / 2];
+#pragma unroll
+    for (int e = 0; e < D / 2; e++) dk[e] = dv[e] = 0.0f;
+
+    float dq[D / 4];                                     /* OV: the last tile's dQ, in flight */
+    mbar_wait(&bar[H_KV_FULL], 0);
+    for (int i = 0; i < w.ntiles; i++) {
+        const int st = i & 1;
+        int plane, q0;
+        h_tile(w, p, i, &plane, &q0);
+        mbar_wait(&bar[H_FULL + st], (i >> 1) & 1);
+        const uint32_t q_a = base + S::Q + st * S::QT, do_a = base + S::DO + st * S::QT;
+        if constexpr (OV) {                              /* the last tile's dQ, issued behind its dV and dK */
+            wgmma_wait<0>();
+            wgmma_fence_regs(dq);
+        }
+
+        float s[H_BR / 2], dp[H_BR / 2];
+        wgmma_fence();
+        h_ss_t<D, BF16>(s, base + S::K, kw, q_a);               /* S^T = K Q^T */
+        if constexpr (OV) {   /* the last tile's dQ stored while S^T runs (dP^T may take dq's registers) */
+            if (i > 0) ov_dq_out<D>(sdq, dq, wq, g, c, cw);
+            wgmma_fence();
+        }
+        h_ss_t<D, BF16>(dp, base + S::V, kw, do_a);             /* dP^T = V dO^T */
+
+        wgmma_wait<1>();                                 /* S^T done, dP^T still running */
+        wgmma_fence_regs(s);
+        const float *sl = sL + st * H_BR, *sd = sD + st * H_BR;   /* the stage's LSE and D */
+        const int key0 = w.k0 + kw + 16 * wq + g;        /* this thread's first key */
+        const bool mask = w.k0 + H_BC > p.M || (p.causal && w.k0 + kw + 63 > q0 + w.shift);
+        h_probs(s, sl, w, p, q0, key0, mask, c);
+        uint32_t pa[H_BR / 16][4];
+        h_pack_a<T>(pa, s);
+        h_rs_acc<D, BF16>(dv, pa, do_a);                 /* dV += P^T dO */
+
+        wgmma_wait<1>();                                 /* dP^T done, dV still running */
+        wgmma_fence_regs(dp);
+        h_dsoftmax(dp, s, sd, c);
+        uint32_t da[H_BR / 16][4];
+        h_pack_a<T>(da, dp);
+        h_rs_acc<D, BF16>(dk, da, q_a);                  /* dK += dS^T Q */
+
+        unsigned char *sds = sm + S::DSB + st * S::DS;   /* buffer i % 2 */
+        h_share_ds(sds, da, kw, wq, g, c);
+        if constexpr (!OV) h_release<0, D>(bar, st, dv, dk);
+        if constexpr (OV) ov_dead(dq);
+        h_dq_product<D, BF16>(dq, sds, base + S::K, cw);
+        if constexpr (OV) {
+            h_release<1, D>(bar, st, dv, dk);            /* dQ left running into the next tile */
+        } else {
+            wgmma_wait<0>();
+            wgmma_fence_regs(dq);
+            h_dq_out<D>(sdq, dq, wq, g, c, cw);
+        }
+    }
+    if constexpr (OV) {
+        wgmma_wait<0>();                                 /* on every path: ptxas then sees dQ done */
+        wgmma_fence_regs(dq);
+        if (w.ntiles > 0) ov_dq_out<D>(sdq, dq, wq, g, c, cw);
+    }
+    h_store_dkdv<D, T>(dk, dv, w, p, kw, wq, g, c);
 }
 
 #endif /* __CUDA_ARCH_FEAT_SM90_ALL */
