@@ -44,8 +44,8 @@ CFLAGS  := -std=c11 -D_POSIX_C_SOURCE=200809L -O2 -Wall -Wextra -Werror -fopenmp
            -I$(CUDA_HOME)/include
 LDLIBS  := -lcublas -Xcompiler -fopenmp -lm
 
-DRIVER_SRC  := common/driver.c common/device.c common/run_shape.c common/sweep.c common/read_floor.c \
-               common/ceilings.c common/l2flush.cu common/read_floor_kernel.cu \
+DRIVER_SRC  := common/driver.c common/driver_state.c common/device.c common/run_shape.c common/sweep.c \
+               common/read_floor.c common/ceilings.c common/l2flush.cu common/read_floor_kernel.cu \
                common/run_grad.c common/forward_plain.cu
 COMMON_SRC  := $(filter-out $(DRIVER_SRC),$(wildcard common/*.c))
 COMMON_OBJ  := $(patsubst %.c,$(BUILD)/obj/%.o,$(COMMON_SRC))
