@@ -124,8 +124,8 @@ int main(int argc, char **argv)
     D.env.kv_block = D.opt.kv_block;
     D.env.fp8_per_tensor = D.opt.fp8_per_tensor;
     D.env.fp8_no_hadamard = D.opt.fp8_no_hadamard;
-    /* rows go to the table (one header) and, on a device, the CSV */
-    D.out = (report_out){D.opt.quiet, 0, D.have_device ? D.opt.csv : NULL, &D.dev};
+    /* rows go to the table (with one header, or none with --no-header) and, on a device, the CSV */
+    D.out = (report_out){D.opt.quiet, D.opt.no_header, D.have_device ? D.opt.csv : NULL, &D.dev};
 
     uint16_t *loaded[4] = {NULL, NULL, NULL, NULL};
     if (D.opt.load && load_inputs(&D, loaded)) return EXIT_USAGE;

@@ -171,6 +171,7 @@ typedef struct cli_opts {
     int no_time;               /* tests: run twice (check + same-bits), no timing */
     int profile;               /* make profile: as no_time, the second launch between cudaProfilerStart/Stop */
     int list, probe, ceilings, quiet;
+    int no_header;             /* --no-header: table rows without the header line (make stage prints one) */
     int pass;                  /* --pass: print forward or backward (the binary's kind) and exit */
     int read_floor;            /* time a bare read of K and V instead of the rung */
     const rung_cli *own;       /* the rung's own default shape and flags (attn.h), or NULL */
@@ -308,8 +309,8 @@ typedef struct report_row {
 
 void report_table_header(FILE *f);
 void report_table_row(FILE *f, const report_row *r);
-/* Where a run's rows go: the table on stdout unless quiet, its header before the first row (unless
- * header_done), and the CSV file csv (NULL: none). */
+/* Where a run's rows go: the table on stdout unless quiet, its header before the first row unless
+ * header_done (set from the start by --no-header), and the CSV file csv (NULL: none). */
 typedef struct report_out {
     int quiet, header_done;
     const char *csv;

@@ -469,6 +469,7 @@ static void cli_help_lists_flags(void)
     EXPECT_MSG(strstr(err, "--kv-block K") != NULL, "--help lacks --kv-block: %s", err);
     EXPECT_MSG(strstr(err, "--planner NAME") != NULL, "--help lacks --planner: %s", err);
     EXPECT_MSG(strstr(err, "--page-size P") != NULL, "--help lacks --page-size: %s", err);
+    EXPECT_MSG(strstr(err, "--no-header") != NULL, "--help lacks --no-header: %s", err);
     /* the defaults, the planner names and the .npy rules (issue 21) */
     EXPECT_MSG(strstr(err, "default --b 2 --hq 16 --hkv 16 --n 1024 --m 1024 --d 64") != NULL, "--help lacks the default shape: %s", err);
     EXPECT_MSG(strstr(err, "fa, greedy, balanced, auto (default auto)") != NULL, "--help lacks the planners: %s", err);
@@ -667,7 +668,8 @@ static void sweep_model_label(void)
 }
 
 /* report_emit (report.c), where every row of the driver goes: the table's header line before the
- * first row and never again, none at all once header_done is set, nothing on stdout with --quiet; the CSV gets its metadata and column lines once, then a
+ * first row and never again, none at all with --no-header (make stage prints one for all its
+ * variants), nothing on stdout with --quiet; the CSV gets its metadata and column lines once, then a
  * row per call, whatever the table does. stdout goes to a file for the test. */
 static int count_lines(const char *path, const char *prefix)
 {
@@ -687,7 +689,8 @@ static void report_emit_header_once(void)
     snprintf(table, sizeof table, "%s/table.txt", dir);
     snprintf(csv, sizeof csv, "%s/rows.csv", dir);
     cli_opts o;
-    EXPECT(parse("", &o, err, sizeof err) == 0);
+    EXPECT(parse("--no-header", &o, err, sizeof err) == 0 && o.no_header == 1);
+    EXPECT(parse("", &o, err, sizeof err) == 0 && o.no_header == 0);
     device_info dev;
     memset(&dev, 0, sizeof dev);
     snprintf(dev.name, sizeof dev.name, "test device");
@@ -697,7 +700,7 @@ static void report_emit_header_once(void)
     row.shape = o.shape;
     row.status = "unsupported: a test row";
     row.extra = "";
-    /* {quiet, header_done, csv}: the driver's, one whose header is out, the --quiet one's */
+    /* {quiet, header_done, csv}: the driver's, the --no-header one's, the --quiet one's */
     const report_out outs[3] = {{0, 0, csv, &dev}, {0, 1, NULL, &dev}, {1, 0, csv, &dev}};
     const int headers[3] = {1, 0, 0}, rows[3] = {3, 3, 0}, csv_rows[3] = {3, 3, 6};
     fflush(stdout);
@@ -791,9 +794,9 @@ const test_case TESTS_cli[] = {
     {"cli: --kv-block takes a multiple of 64 in 64..1024 and refuses the rest", cli_kv_block},
     {"cli: --flush takes write or write+read (default) and refuses the rest", cli_flush},
     {"cli: --page-size (and page=P on a sweep line) takes 0 or a multiple of 16 in 16..256", cli_page_size},
-    {"cli: --help lists --flush, --kv-block, --planner and --page-size", cli_help_lists_flags},
+    {"cli: --help lists --flush, --kv-block, --planner, --page-size and --no-header", cli_help_lists_flags},
     {"report: the extra field names dist= for drawn lengths, then seqlens_sum/max", report_extra_fields},
-    {"report: report_emit prints the table header once (none once it is out, nothing with --quiet), CSV rows always",
+    {"report: report_emit prints the table header once (none with --no-header, nothing with --quiet), CSV rows always",
      report_emit_header_once},
     {"cli: model=NAME on a sweep line reaches the extra field, also of a row that did not run", sweep_model_label},
     {"cli: sweeps/models.txt parses: per model a prefill line, decode lines contiguous and paged", sweep_models_file},
