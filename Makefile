@@ -44,8 +44,8 @@ CFLAGS  := -std=c11 -D_POSIX_C_SOURCE=200809L -O2 -Wall -Wextra -Werror -fopenmp
            -I$(CUDA_HOME)/include
 LDLIBS  := -lcublas -Xcompiler -fopenmp -lm
 
-DRIVER_SRC  := common/driver.c common/device.c common/run_shape.c common/sweep.c common/read_floor.c \
-               common/ceilings.c common/l2flush.cu common/read_floor_kernel.cu \
+DRIVER_SRC  := common/driver.c common/driver_state.c common/device.c common/run_shape.c common/sweep.c \
+               common/read_floor.c common/ceilings.c common/l2flush.cu common/read_floor_kernel.cu \
                common/run_grad.c common/forward_plain.cu
 COMMON_SRC  := $(filter-out $(DRIVER_SRC),$(wildcard common/*.c))
 COMMON_OBJ  := $(patsubst %.c,$(BUILD)/obj/%.o,$(COMMON_SRC))
@@ -138,7 +138,13 @@ ifneq ($(filter stage profile,$(firstword $(MAKECMDGOALS))),)
     $(eval $(STAGE_GOAL):;@:)
   endif
 endif
-stage: $(RUNG_BINS)
+# Rung N's binary alone (N = 3 or 03 -> build/bin/03_*); a word, or a number no rung has, builds
+# nothing, and tools/stage.sh says what it expected.
+ifneq ($(filter stage,$(MAKECMDGOALS)),)
+  STAGE_NUM := $(if $(findstring ',$(N)),,$(shell printf '%s\n' '$(N)' | sed -n 's/^0*\([0-9][0-9]*\)$$/\1/p'))
+  STAGE_DIR := $(firstword $(filter $(if $(filter 0 1 2 3 4 5 6 7 8 9,$(STAGE_NUM)),0)$(STAGE_NUM)_%,$(RUNG_DIRS)))
+endif
+stage: $(if $(STAGE_DIR),$(BUILD)/bin/$(STAGE_DIR))
 	@tools/stage.sh "$(N)" "$(ARGS)"
 
 test: build

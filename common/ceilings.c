@@ -1,7 +1,7 @@
 /* --ceilings: the two rates every rung is measured against, with the same clock as the rungs: a
  * device-to-device copy (the memory ceiling) and a large cuBLAS GEMM (the tensor-core ceiling). */
 #include <stdio.h>
-#include "driver.h"
+#include "jobs.h"
 
 int run_ceilings(driver *D)
 {

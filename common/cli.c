@@ -208,6 +208,7 @@ void cli_usage(const cli_opts *o, const char *prog, char *out, size_t n)
         PUT("this rung's own flags: none (--planner and --kv-block are rung 06's)\n");
     }
     PUT("output:   --csv FILE (append a CSV row) --save DIR (o.npy [B, Hq, N, d], lse.npy [B, Hq, N]) --quiet\n"
+        "          --no-header (the rows without the table header: make stage prints one for all its variants)\n"
         "modes:    --sweep FILE (a shape a line: B Hq Hkv N M d causal [key=value ...]; see sweeps/)\n"
         "          --too-slow S (default %g: a sweep skips shapes larger than one that took longer)\n"
         "          --ceilings --list --probe --help\n"
@@ -352,6 +353,7 @@ int cli_parse(int argc, char **argv, cli_opts *o, char *err, size_t n)
         else if (!strcmp(f, "--ceilings")) { o->ceilings = 1; takes = 0; }
         else if (!strcmp(f, "--read-floor")) { o->read_floor = 1; takes = 0; }
         else if (!strcmp(f, "--quiet")) { o->quiet = 1; takes = 0; }
+        else if (!strcmp(f, "--no-header")) { o->no_header = 1; takes = 0; }
         else if (!strcmp(f, "--help") || !strcmp(f, "-h")) {
             cli_opts d;                        /* the defaults, whatever came before --help */
             cli_defaults_for(&d, o->own);

@@ -3,7 +3,7 @@
 #include <ctype.h>
 #include <stdio.h>
 #include <string.h>
-#include "driver.h"
+#include "jobs.h"
 #include "check_cuda.h"
 
 /* "NVIDIA H100 80GB HBM3" -> "h100": the prefix of results/<gpu>-*.csv */

@@ -1,5 +1,5 @@
 /* The single main() that every rung links: parse -> pick the variant -> find the device -> hand
- * over to one job, each in a file of its own (driver.h):
+ * its state (driver_state.h) over to one job, each in a file of its own (jobs.h):
  *
  *   one shape        run_shape.c    the rung on the command line's shape (or --load's inputs)
  *                    run_grad.c     the same for a backward rung (08: the binary defines rung_grad_own)
@@ -7,13 +7,13 @@
  *   --read-floor     read_floor.c   instead of the rung, the floor for the shape's K and V
  *   --ceilings       ceilings.c     the copy and GEMM ceilings
  *
- * Exit codes (driver.h): 0 ok, 1 a check failed, 2 bad arguments (or a shape too big for the
+ * Exit codes (driver_state.h): 0 ok, 1 a check failed, 2 bad arguments (or a shape too big for the
  * device), 3 the rung refused the shape (unsupported), 4 no CUDA device. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "driver.h"
+#include "jobs.h"
 
 /* The rung's FP8 steps (attn.h), where its .cu defines them; NULL elsewhere. */
 extern const rung *const rung_fp8_variants[] __attribute__((weak));
@@ -124,6 +124,8 @@ int main(int argc, char **argv)
     D.env.kv_block = D.opt.kv_block;
     D.env.fp8_per_tensor = D.opt.fp8_per_tensor;
     D.env.fp8_no_hadamard = D.opt.fp8_no_hadamard;
+    /* rows go to the table (with one header, or none with --no-header) and, on a device, the CSV */
+    D.out = (report_out){D.opt.quiet, D.opt.no_header, D.have_device ? D.opt.csv : NULL, &D.dev};
 
     uint16_t *loaded[4] = {NULL, NULL, NULL, NULL};
     if (D.opt.load && load_inputs(&D, loaded)) return EXIT_USAGE;

@@ -1,6 +1,6 @@
 /* The host side of the harness that every rung links: inputs, the float64 reference, the checker,
  * the command line, .npy files, timing and the report. Plain C11; the driver (driver.c and the
- * files driver.h lists) ties them together. Nothing here is specific to a rung. */
+ * files jobs.h lists) ties them together. Nothing here is specific to a rung. */
 #ifndef HARNESS_H
 #define HARNESS_H
 
@@ -171,6 +171,7 @@ typedef struct cli_opts {
     int no_time;               /* tests: run twice (check + same-bits), no timing */
     int profile;               /* make profile: as no_time, the second launch between cudaProfilerStart/Stop */
     int list, probe, ceilings, quiet;
+    int no_header;             /* --no-header: table rows without the header line (make stage prints one) */
     int pass;                  /* --pass: print forward or backward (the binary's kind) and exit */
     int read_floor;            /* time a bare read of K and V instead of the rung */
     const rung_cli *own;       /* the rung's own default shape and flags (attn.h), or NULL */
@@ -308,6 +309,15 @@ typedef struct report_row {
 
 void report_table_header(FILE *f);
 void report_table_row(FILE *f, const report_row *r);
+/* Where a run's rows go: the table on stdout unless quiet, its header before the first row unless
+ * header_done (set from the start by --no-header), and the CSV file csv (NULL: none). */
+typedef struct report_out {
+    int quiet, header_done;
+    const char *csv;
+    const device_info *dev;    /* the CSV's metadata lines and device column */
+} report_out;
+/* Every row of the driver goes out here: to the table and to the CSV, as o says. */
+void report_emit(report_out *o, const report_row *r);
 /* Appends one CSV row; writes the metadata lines and the column line first if the file is new. */
 int report_csv_row(const char *path, const device_info *dev, const report_row *r);
 /* A ceiling row (rung "ceiling-copy" / "ceiling-gemm"): the rate in gbps or tflops, the time in ms. */

@@ -4,7 +4,7 @@
  * those bytes. */
 #include <stdio.h>
 #include <string.h>
-#include "driver.h"
+#include "jobs.h"
 #include "check_cuda.h"
 
 typedef struct floor_ctx { driver *D; const void *k, *v; size_t kv_bytes; } floor_ctx;
@@ -12,7 +12,7 @@ typedef struct floor_ctx { driver *D; const void *k, *v; size_t kv_bytes; } floo
 static const char *floor_prepare(void *p, cudaStream_t st)
 {
     floor_ctx *c = p;
-    return l2_flush(c->D->flush, c->D->flush_bytes, c->D->opt.flush, st);
+    return driver_flush_l2(c->D, st);
 }
 
 static const char *floor_launch(void *p, cudaStream_t st)
@@ -35,7 +35,7 @@ int run_floor(driver *D, const attn_shape *s, double *first_ms_out)
     *first_ms_out = 0.0;
     if (s->seqlens_k) {
         snprintf(status, sizeof status, "unsupported: --read-floor reads whole K and V; equal lengths only");
-        emit(D, &row);
+        report_emit(&D->out, &row);
         return ST_UNSUPPORTED;
     }
     floor_ctx c = {D, NULL, NULL, attn_kv_elems(s) * attn_elem_bytes(s->dtype)};
@@ -43,7 +43,7 @@ int run_floor(driver *D, const attn_shape *s, double *first_ms_out)
     CUDA_CHECK(cudaMemGetInfo(&freeb, &totalb));
     if (2 * c.kv_bytes + ((size_t)64 << 20) > freeb) {
         snprintf(status, sizeof status, "unsupported: K and V need %.2f GiB", gib(2.0 * c.kv_bytes));
-        emit(D, &row);
+        report_emit(&D->out, &row);
         return ST_TOO_BIG;
     }
     CUDA_CHECK(cudaMalloc((void **)&c.k, c.kv_bytes));
@@ -62,7 +62,7 @@ int run_floor(driver *D, const attn_shape *s, double *first_ms_out)
         snprintf(extra, sizeof extra, "runs=%d;warmups=%d;flush=%s;bytes_read=%zu;", row.t.runs, row.t.warmups,
                  l2_flush_name(D->opt.flush), 2 * c.kv_bytes);
     }
-    emit(D, &row);
+    report_emit(&D->out, &row);
     cudaFree((void *)c.k);
     cudaFree((void *)c.v);
     *first_ms_out = first;

@@ -101,6 +101,16 @@ void report_table_row(FILE *f, const report_row *r)
     fflush(f);
 }
 
+void report_emit(report_out *o, const report_row *r)
+{
+    if (!o->quiet) {
+        if (!o->header_done) report_table_header(stdout);
+        o->header_done = 1;
+        report_table_row(stdout, r);
+    }
+    if (o->csv) report_csv_row(o->csv, o->dev, r);
+}
+
 /* CSV fields never contain commas or quotes: the status text is cleaned, so awk and gnuplot can
  * split on ',' alone. */
 static void clean(char *dst, size_t n, const char *src)

@@ -13,7 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "driver.h"
+#include "jobs.h"
 #include "check_cuda.h"
 #include "half.h"
 
@@ -30,7 +30,7 @@ static const char *grad_prepare(void *p, cudaStream_t st)
     RUNG_CUDA(cudaMemsetAsync(c->g.dq, 0xff, c->q_bytes, st));    /* NaN in f16 and bf16 */
     RUNG_CUDA(cudaMemsetAsync(c->g.dk, 0xff, c->kv_bytes, st));
     RUNG_CUDA(cudaMemsetAsync(c->g.dv, 0xff, c->kv_bytes, st));
-    return l2_flush(c->D->flush, c->D->flush_bytes, c->D->opt.flush, st);
+    return driver_flush_l2(c->D, st);
 }
 
 static const char *grad_launch(void *p, cudaStream_t st)
@@ -86,7 +86,7 @@ int run_grad(driver *D, const run_case *rc, uint16_t *const loaded[4], double *f
     if (need + row.workspace_bytes + ((size_t)64 << 20) > freeb) {
         snprintf(status, sizeof status, "unsupported: Q K V O dO dQ dK dV LSE and the workspace need %.2f GiB; %.2f GiB free",
                  gib((double)(need + row.workspace_bytes)), gib((double)freeb));
-        if (D->opt.sweep) emit(D, &row);
+        if (D->opt.sweep) report_emit(&D->out, &row);
         else fprintf(stderr, "error: %s\n", status + strlen("unsupported: "));
         return ST_TOO_BIG;
     }
@@ -159,7 +159,7 @@ int run_grad(driver *D, const run_case *rc, uint16_t *const loaded[4], double *f
         check_output(&s, hq, hk, hv, ho, hl, D->opt.check_budget, D->opt.seed, &fwd);
         if (!fwd.pass) {
             snprintf(status, sizeof status, "FAIL: the harness's forward (common/forward_plain.cu), not the rung: %s", fwd.why);
-            emit(D, &row);
+            report_emit(&D->out, &row);
             result = ST_FAIL;
             goto done;
         }
@@ -208,7 +208,7 @@ int run_grad(driver *D, const run_case *rc, uint16_t *const loaded[4], double *f
         else
             snprintf(extra + k, sizeof extra - k, "pass=backward;fwd=forward_plain;");
     }
-    emit(D, &row);
+    report_emit(&D->out, &row);
     if (D->opt.save) save_grads(D, &s, h1);
     goto done;
 

@@ -10,21 +10,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "driver.h"
+#include "jobs.h"
 #include "check_cuda.h"
 #include "half.h"
-
-/* Every row goes out here, to the table (unless --quiet) and the CSV (--csv): this file's rows,
- * and the read floor's and the sweep's. */
-void emit(driver *D, report_row *row)
-{
-    if (!D->opt.quiet) {
-        if (!D->header_done) report_table_header(stdout);
-        D->header_done = 1;
-        report_table_row(stdout, row);
-    }
-    if (D->opt.csv && D->have_device) report_csv_row(D->opt.csv, &D->dev, row);
-}
 
 typedef struct launch_ctx {
     driver *D;
@@ -39,11 +27,6 @@ static const char *poison(const launch_ctx *c, cudaStream_t st)
     return NULL;
 }
 
-static const char *flush(const launch_ctx *c, cudaStream_t st)
-{
-    return l2_flush(c->D->flush, c->D->flush_bytes, c->D->opt.flush, st);
-}
-
 /* The row's job, the attention kernel: untimed, poison O and LSE, the rung's prepare() if it has
  * one (07g's quantize kernels), flush L2; timed, run(). */
 static const char *prepare(void *p, cudaStream_t st)
@@ -52,7 +35,7 @@ static const char *prepare(void *p, cudaStream_t st)
     const char *err;
     if ((err = poison(c, st))) return err;
     if (c->D->r->prepare && (err = c->D->r->prepare(&c->a, st))) return err;
-    return flush(c, st);
+    return driver_flush_l2(c->D, st);
 }
 
 static const char *launch(void *p, cudaStream_t st)
@@ -63,7 +46,11 @@ static const char *launch(void *p, cudaStream_t st)
 
 /* A rung with prepare(): that alone (untimed, flush L2; timed, prepare()), and the two together
  * (untimed, poison and flush; timed, prepare() then run()), what a user of the step waits for. */
-static const char *flush_only(void *p, cudaStream_t st) { return flush(p, st); }
+static const char *flush_only(void *p, cudaStream_t st)
+{
+    const launch_ctx *c = p;
+    return driver_flush_l2(c->D, st);
+}
 
 static const char *launch_prep(void *p, cudaStream_t st)
 {
@@ -73,8 +60,9 @@ static const char *launch_prep(void *p, cudaStream_t st)
 
 static const char *poison_flush(void *p, cudaStream_t st)
 {
-    const char *err = poison(p, st);
-    return err ? err : flush(p, st);
+    const launch_ctx *c = p;
+    const char *err = poison(c, st);
+    return err ? err : driver_flush_l2(c->D, st);
 }
 
 static const char *launch_both(void *p, cudaStream_t st)
@@ -120,44 +108,6 @@ static void save_outputs(const driver *D, const attn_shape *s, const uint16_t *h
     if (bad) fprintf(stderr, "--save %s: could not write o.npy / lse.npy\n", D->opt.save);
 }
 
-/* A launch failed: report the row; a sticky error (illegal address) leaves the context unusable,
- * so then stop. (run_grad.c's too.) */
-void report_failure(driver *D, report_row *row, char *status, size_t n, const char *err)
-{
-    snprintf(status, n, "FAIL: %s", err);
-    emit(D, row);
-    if (cudaDeviceSynchronize() != cudaSuccess) exit(EXIT_FAIL);
-}
-
-int shape_begin(driver *D, const run_case *rc, report_row *row, char *status, size_t status_len, char *extra,
-                size_t extra_len)
-{
-    char why[512] = "";
-    memset(row, 0, sizeof *row);
-    row->rung = D->r->id;
-    row->shape = rc->shape;
-    row->status = status;
-    row->extra = extra;
-    report_label(rc, extra, extra_len);   /* a row that does not run to the end still names its line */
-    if (attn_unsupported(D->r, D->r_fp8, &rc->shape, &D->env, why, sizeof why)) {
-        snprintf(status, status_len, "unsupported: %s", why);
-        emit(D, row);
-        return ST_UNSUPPORTED;
-    }
-    row->workspace_bytes = D->r->workspace_bytes(&rc->shape, &D->env);
-    return D->have_device ? -1 : ST_OK;
-}
-
-const char *after_first(driver *D, const bench_job *job, double first_ms, report_row *row)
-{
-    if (D->opt.profile) return bench_profiled(job, D->st);
-    if (D->opt.no_time) {
-        double again;
-        return bench_once(job, D->st, &again);
-    }
-    return bench_time(job, D->st, D->opt.warmups, D->opt.runs, first_ms, &row->t);
-}
-
 int run_shape(driver *D, const run_case *rc, uint16_t *const loaded[3], double *first_ms_out)
 {
     attn_shape s = rc->shape;
@@ -185,7 +135,7 @@ int run_shape(driver *D, const run_case *rc, uint16_t *const loaded[3], double *
         pages_free(&pt);
         snprintf(status, sizeof status, "unsupported: Q, K, V, O and LSE need %.2f GiB, %.2f GiB free",
                  gib((double)need), gib((double)freeb));
-        if (D->opt.sweep) emit(D, &row);   /* a sweep records it; a single shape is a usage error */
+        if (D->opt.sweep) report_emit(&D->out, &row);   /* a sweep records it; a single shape is a usage error */
         else fprintf(stderr, "error: the shape needs %.2f GiB of device memory for Q, K, V, O and LSE; "
                              "%.2f GiB free\n", gib((double)need), gib((double)freeb));
         return ST_TOO_BIG;
@@ -194,7 +144,7 @@ int run_shape(driver *D, const run_case *rc, uint16_t *const loaded[3], double *
         pages_free(&pt);
         snprintf(status, sizeof status, "unsupported: workspace needs %.2f GiB, %.2f GiB free after the inputs",
                  gib((double)row.workspace_bytes), gib((double)(freeb - need)));
-        emit(D, &row);
+        report_emit(&D->out, &row);
         return ST_UNSUPPORTED;
     }
 
@@ -303,7 +253,7 @@ int run_shape(driver *D, const run_case *rc, uint16_t *const loaded[3], double *
         snprintf(status, sizeof status, "ok");
     }
     report_extra(&row, rc, l2_flush_name(D->opt.flush), D->r, &D->env, extra, sizeof extra);
-    emit(D, &row);
+    report_emit(&D->out, &row);
 
     if (D->opt.save) save_outputs(D, &s, ho, hl);
 

@@ -5,7 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "driver.h"
+#include "jobs.h"
 
 typedef struct sweep_item {
     run_case c;
@@ -95,7 +95,7 @@ int run_sweep(driver *D)
             row.status = status;
             report_label(&items[i].c, label, sizeof label);
             row.extra = label;
-            emit(D, &row);
+            report_emit(&D->out, &row);
             free(items[i].c.seqlens);
             continue;
         }

@@ -315,7 +315,7 @@ static const char *const FLAGS[] = {"--b", "--hq", "--hkv", "--h", "--n", "--m",
     "--scale", "--seqlens", "--seqlen-dist", "--seed", "--inputs", "--warmups", "--runs", "--no-check",
     "--check-budget", "--too-slow", "--kv-block", "--page-size", "--flush", "--variant", "--csv", "--load",
     "--save", "--sweep", "--planner", "--no-time", "--profile", "--list", "--probe", "--pass", "--ceilings",
-    "--read-floor", "--quiet", "--help", "-h", "--", "-", "--bogus", "--b=3", "-n", "--fp8-scale",
+    "--read-floor", "--quiet", "--no-header", "--help", "-h", "--", "-", "--bogus", "--b=3", "-n", "--fp8-scale",
     "--fp8-hadamard"};
 static const char *const VALUES[] = {"f16", "bf16", "fp8", "e4m3", "normal", "outlier", "sparse-outlier",
     "block", "tensor", "on", "off", "equal", "uniform",

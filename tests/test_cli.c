@@ -469,6 +469,7 @@ static void cli_help_lists_flags(void)
     EXPECT_MSG(strstr(err, "--kv-block K") != NULL, "--help lacks --kv-block: %s", err);
     EXPECT_MSG(strstr(err, "--planner NAME") != NULL, "--help lacks --planner: %s", err);
     EXPECT_MSG(strstr(err, "--page-size P") != NULL, "--help lacks --page-size: %s", err);
+    EXPECT_MSG(strstr(err, "--no-header") != NULL, "--help lacks --no-header: %s", err);
     /* the defaults, the planner names and the .npy rules (issue 21) */
     EXPECT_MSG(strstr(err, "default --b 2 --hq 16 --hkv 16 --n 1024 --m 1024 --d 64") != NULL, "--help lacks the default shape: %s", err);
     EXPECT_MSG(strstr(err, "fa, greedy, balanced, auto (default auto)") != NULL, "--help lacks the planners: %s", err);
@@ -666,6 +667,68 @@ static void sweep_model_label(void)
     report_label(&c, extra, 0);                                  /* no room: nothing written */
 }
 
+/* report_emit (report.c), where every row of the driver goes: the table's header line before the
+ * first row and never again, none at all with --no-header (make stage prints one for all its
+ * variants), nothing on stdout with --quiet; the CSV gets its metadata and column lines once, then a
+ * row per call, whatever the table does. stdout goes to a file for the test. */
+static int count_lines(const char *path, const char *prefix)
+{
+    FILE *f = fopen(path, "r");
+    char line[2048];
+    int n = 0;
+    if (!f) return -1;
+    while (fgets(line, sizeof line, f)) n += !strncmp(line, prefix, strlen(prefix));
+    fclose(f);
+    return n;
+}
+
+static void report_emit_header_once(void)
+{
+    char dir[] = "/tmp/attn_emit_XXXXXX", table[64], csv[64], err[512];
+    if (!mkdtemp(dir)) { EXPECT_MSG(0, "mkdtemp failed"); return; }
+    snprintf(table, sizeof table, "%s/table.txt", dir);
+    snprintf(csv, sizeof csv, "%s/rows.csv", dir);
+    cli_opts o;
+    EXPECT(parse("--no-header", &o, err, sizeof err) == 0 && o.no_header == 1);
+    EXPECT(parse("", &o, err, sizeof err) == 0 && o.no_header == 0);
+    device_info dev;
+    memset(&dev, 0, sizeof dev);
+    snprintf(dev.name, sizeof dev.name, "test device");
+    report_row row;
+    memset(&row, 0, sizeof row);
+    row.rung = "00";
+    row.shape = o.shape;
+    row.status = "unsupported: a test row";
+    row.extra = "";
+    /* {quiet, header_done, csv}: the driver's, the --no-header one's, the --quiet one's */
+    const report_out outs[3] = {{0, 0, csv, &dev}, {0, 1, NULL, &dev}, {1, 0, csv, &dev}};
+    const int headers[3] = {1, 0, 0}, rows[3] = {3, 3, 0}, csv_rows[3] = {3, 3, 6};
+    fflush(stdout);
+    int saved = dup(1);
+    for (int k = 0; k < 3; k++) {
+        FILE *f = fopen(table, "w");
+        if (!f || saved < 0) { EXPECT_MSG(0, "cannot redirect stdout"); break; }
+        dup2(fileno(f), 1);
+        report_out out = outs[k];
+        for (int i = 0; i < 3; i++) report_emit(&out, &row);
+        fflush(stdout);
+        dup2(saved, 1);
+        fclose(f);
+        EXPECT_MSG(count_lines(table, "rung ") == headers[k], "case %d: %d header lines, expected %d", k,
+                   count_lines(table, "rung "), headers[k]);
+        EXPECT_MSG(count_lines(table, "00 ") == rows[k], "case %d: %d rows, expected %d", k, count_lines(table, "00 "),
+                   rows[k]);
+        EXPECT_MSG(count_lines(csv, "00,") == csv_rows[k], "case %d: %d CSV rows, expected %d", k,
+                   count_lines(csv, "00,"), csv_rows[k]);
+    }
+    if (saved >= 0) close(saved);
+    EXPECT_MSG(count_lines(csv, "# device: test device") == 1 && count_lines(csv, "rung,B,Hq,") == 1,
+               "the CSV's metadata and column lines are not there once");
+    remove(table);
+    remove(csv);
+    rmdir(dir);
+}
+
 /* sweeps/models.txt (run from the repository root, as make test does): every line parses, names
  * its model, and is the prefill (causal, bfloat16, B·N = 16384) or a decode line (N = 1, bfloat16;
  * contiguous or on 64-key pages); each model has one prefill line, and its decode lines
@@ -731,8 +794,10 @@ const test_case TESTS_cli[] = {
     {"cli: --kv-block takes a multiple of 64 in 64..1024 and refuses the rest", cli_kv_block},
     {"cli: --flush takes write or write+read (default) and refuses the rest", cli_flush},
     {"cli: --page-size (and page=P on a sweep line) takes 0 or a multiple of 16 in 16..256", cli_page_size},
-    {"cli: --help lists --flush, --kv-block, --planner and --page-size", cli_help_lists_flags},
+    {"cli: --help lists --flush, --kv-block, --planner, --page-size and --no-header", cli_help_lists_flags},
     {"report: the extra field names dist= for drawn lengths, then seqlens_sum/max", report_extra_fields},
+    {"report: report_emit prints the table header once (none with --no-header, nothing with --quiet), CSV rows always",
+     report_emit_header_once},
     {"cli: model=NAME on a sweep line reaches the extra field, also of a row that did not run", sweep_model_label},
     {"cli: sweeps/models.txt parses: per model a prefill line, decode lines contiguous and paged", sweep_models_file},
     {NULL, NULL},

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # A newcomer's first commands (issue 21): make without gnuplot succeeds and names the command that
 # draws the plots; make stage N reaches the device check for every rung (its default shape is one it
-# runs) and refuses a word with one clean line; tools/readme_results.sh --help prints help and
-# rewrites nothing. Prints "ok NAME" or "FAIL NAME: why" per check.  Usage: tests/tools.sh
+# runs) and refuses a word with one clean line; make stage N builds rung N alone, and its table and
+# exit codes (issue 34: one header; a fake rung's variants); tools/readme_results.sh --help prints
+# help and rewrites nothing. Prints "ok NAME" or "FAIL NAME: why" per check.  Usage: tests/tools.sh
 . "$(dirname "$0")/lib.sh"
 probe=$(build/bin/00_baseline --probe 2>/dev/null || echo none)
 
@@ -37,6 +38,74 @@ if [ "$probe" = none ]; then
 else
   echo "skip make stage N: a GPU is here (tests/cli.sh runs each rung's default shape)"
 fi
+
+# ---- make stage N builds rung N alone: what make -n would compile from an empty build folder ----
+if command -v "${NVCC:-nvcc}" >/dev/null; then
+  mkn() { env -u MAKEFLAGS -u MAKELEVEL -u MFLAGS make -n --no-print-directory BUILD="$tmp/nobuild" "$@" 2>&1; }
+  out=$(mkn stage 1)
+  check "make stage 1 compiles rung 01 and common/ alone (make -n, an empty build folder)" \
+    "$(printf '%s\n' "$out" | grep -oE ' -c [^ ]+' | awk '{ sub(/\/[^\/]*$/, "", $2); print $2 }' | sort -u | paste -sd' ')" \
+    "01_minimal common"
+  check "... and links one binary, build/bin/01_minimal" \
+    "$(printf '%s\n' "$out" | grep -oE " -o $tmp/nobuild/bin/[^ ]+" | sed "s|.*/||" | paste -sd' ')" "01_minimal"
+  check "make stage N=1 the same" "$(mkn stage N=1 | grep -c ' -c ')" "$(printf '%s\n' "$out" | grep -c ' -c ')"
+  check "make stage abc compiles nothing (stage.sh says what it expected)" "$(mkn stage abc | grep -c ' -c ')" 0
+else
+  echo "skip make stage N builds rung N alone: no nvcc (the Makefile needs it)"
+fi
+
+# ---- make stage's table and exit code, through a fake rung (STAGE_BIN): one header, one row per
+#      variant; 0 when each ran or refused by design (exit 3), 1 on a failure or a crash, 3 when
+#      none ran, 2 and 4 said once ----
+fake=$(ls -d 0[0-9]_* | tail -n 1)
+mkdir -p "$tmp/stage"
+cat > "$tmp/stage/$fake" <<'FAKE'
+#!/usr/bin/env bash
+# A rung whose variants a, b, c exit as FAKE_RC says ("0 3 1": a 0, b 3, c 1; "segv" kills it);
+# the table header unless --no-header, then its row.
+case " $* " in
+  *" --list "*) printf 'a\tone\tx\nb\ttwo\tx\nc\tthree\tx\n'; exit 0 ;;
+  *" --help "*) echo "example:  --b 1"; exit 0 ;;
+esac
+v=$2; read -ra rcs <<< "$FAKE_RC"
+case $v in a) rc=${rcs[0]} ;; b) rc=${rcs[1]} ;; *) rc=${rcs[2]} ;; esac
+echo "$v called" >> "$FAKE_LOG"
+[ "$rc" = early ] && { kill -SEGV $$; }                # a crash before any output
+[ "$3" = --no-header ] || echo "rung     B   Hq  status"
+[ "$rc" = 4 ] && { echo "no CUDA device found" >&2; exit 4; }
+echo "$v        1    1  row"
+[ "$rc" = segv ] && kill -SEGV $$
+exit "$rc"
+FAKE
+chmod +x "$tmp/stage/$fake"
+stage_fake() {  # stage_fake RCS: run make stage on the fake; sets out, rc, calls
+  : > "$tmp/stage.log"
+  out=$(FAKE_RC=$1 FAKE_LOG=$tmp/stage.log STAGE_BIN=$tmp/stage tools/stage.sh "${fake%%_*}" 2>&1); rc=$?
+  calls=$(wc -l < "$tmp/stage.log")
+}
+stage_fake "0 3 0"
+check "make stage: ran, refused by design (exit 3), ran -> exit 0, three rows, one header" \
+  "$rc:$(printf '%s\n' "$out" | grep -c '^rung '):$(printf '%s\n' "$out" | grep -c ' row$')" "0:1:3"
+stage_fake "3 0 0"
+check "make stage: the first variant refused -> still one header, exit 0" \
+  "$rc:$(printf '%s\n' "$out" | grep -c '^rung ')" "0:1"
+stage_fake "early 0 0"
+check "make stage: the first variant crashed before its header -> the next prints it; exit 1" \
+  "$rc:$(printf '%s\n' "$out" | grep -c '^rung '):$calls" "1:1:3"
+stage_fake "0 1 0"
+check "make stage: a failed check -> exit 1, every variant still run" "$rc:$calls" "1:3"
+has "... and the failure named on the last line" "$(printf '%s\n' "$out" | tail -n 1)" \
+  "make stage ${fake%%_*}: FAILED: b (exit 1)"
+stage_fake "0 0 segv"
+check "make stage: a crash -> exit 1" "$rc" 1
+has "... named with its signal" "$(printf '%s\n' "$out" | tail -n 1)" "make stage ${fake%%_*}: FAILED: c (exit 139, signal 11)"
+stage_fake "3 3 3"
+check "make stage: every variant refused -> exit 3 (nothing ran)" "$rc:$calls" "3:3"
+stage_fake "4 4 4"
+check "make stage: no device -> exit 4 after the first variant, said once" \
+  "$rc:$calls:$(printf '%s' "$out" | grep -c 'no CUDA device found')" "4:1:1"
+stage_fake "2 2 2"
+check "make stage: bad arguments -> exit 2 after the first variant" "$rc:$calls" "2:1"
 
 # ---- tools/readme_results.sh --help: help, and no README touched ----
 before=$(find . -name '*.md' -not -path './build/*' -exec cksum {} + | sort)
