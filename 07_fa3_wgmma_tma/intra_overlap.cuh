@@ -1,88 +1,105 @@
-/* Variant 07d: ping-pong + overlap inside a warpgroup, FlashAttention-3's kernel. 07c + one change
- * in each consumer's loop: the product of tile j - 1 and the softmax of tile j run at the same time.
+/* Step 07d: ping-pong + overlap inside a warpgroup, FlashAttention-3's kernel. 07c + one change in
+ * each consumer's loop: the product of tile j - 1 and the softmax of tile j run at the same time.
  * For tile j the consumer issues S(j) = Q K_j^T and O += P(j - 1) V(j - 1) as two wgmma groups,
  * waits for the first only (wgmma.wait_group 1), and does the softmax of S(j) while the tensor cores
  * still work on P V. Two things must wait until that product is done, because it reads P and adds
  * into O: turning S(j) into P(j), and rescaling O by the factor the softmax of tile j found. So
- * one P is enough, and no register a wgmma in flight uses is touched (the compiler injects no
- * warpgroup.arrive).
+ * one P is enough, and no register a wgmma in flight uses is touched.
  *
  *   consumer:  S0 | softmax0, P0 | [S1 PV0] wait S1 | softmax1 (under PV0) | wait PV0, P1, rescale O | [S2 PV1] ...
  *
  * Why both overlaps: 07c hides one consumer's softmax under the *other* consumer's products, which
  * needs the two to alternate exactly; here a consumer's softmax also runs under its *own* product,
- * so the tensor cores stay busy while the other consumer is late, and the product section of a turn
- * is two independent groups that the tensor cores take one after the other. At d > 128 the turns
- * are left out (FlashAttention-3 does the same): O alone takes 64-128 registers there, the products
- * of a tile are long enough to hide the softmax by themselves, and O is rescaled between the issue
- * of S and of P V instead of after the wait, where it would sit between two products.
+ * so the tensor cores stay busy while the other consumer is late. At d > 128 the turns are left out
+ * (as FlashAttention-3 does): O alone takes 96-128 registers there, the products of a tile are long
+ * enough to hide the softmax by themselves, and O is rescaled between the issue of S and of P V.
  *
- * The V of tile j - 1 is released once its P V is done. Producer and skeleton as in 07b
- * (warp_specialized.cuh); 07e runs this loop in its persistent skeleton (persistent.cuh), and 07f
- * with its softmax (SOFT; the rescale is skipped where f3_softmax kept the maxima).
+ * The pin (f3_wait_pv). The PTX has the wait for P V(j - 1) after the softmax, but ptxas lifts
+ * wgmma.wait_group (an instruction without operands) to the top of its basic block, above the
+ * softmax, and the overlap is gone from the machine code. The pin ends the basic block after the
+ * softmax: a warp vote on the bits of both rows' l, which the sums of the exponentials write last,
+ * and a branch on it to a trap. The branch is never taken (l is a sum of exponentials: 0 or more,
+ * +inf or the canonical NaN, never the bits 0xffffffff), but ptxas cannot know that, so the wait
+ * stays where the loop puts it; tests/sass_overlap.sh checks the machine code for it. Up to d = 128,
+ * where the turns are: beyond, O (96-128 registers) and S in flight leave the softmax too few, and
+ * ptxas serialises the wgmmas of the persistent kernels (C7512) if the wait is pinned.
  *
- * Compiled into fa3.cu's translation unit (it uses that file's pieces of a tile step). */
+ * The loop takes the softmax's policy K (07f's lazy rescale skips the rescale where the maxima
+ * were kept). Producer and skeleton as in 07b; 07e runs this loop in its persistent schedule. */
+#ifndef INTRA_OVERLAP_CUH
+#define INTRA_OVERLAP_CUH
 
-/* 07g: tile j's scales, asked for once its K is there (fp8.cuh); nothing for the 16-bit steps. */
-template <class T>
-static __device__ __forceinline__ void f3_tile_begin(f3_rows<T> &r, const f3_cons<T> &c, const f3_params &p, int j)
-{
-    if constexpr (T::FP8) f8_tile_begin<T>(r, c, p, j);
-}
+#include "ping_pong.cuh"
 
-/* The wait for P V of tile j - 1 once tile j's softmax is done: wgmma.wait_group 0, but 07g's tiles
- * with HOLD tie it to the softmax's sums (fp8.cuh, f8_wait_pv), so that ptxas cannot move it above
- * the exponentials. */
-template <class T>
+/* The wait for P V of tile j - 1 once tile j's softmax is done; PIN: pinned there. */
+template <class T, bool PIN>
 static __device__ __forceinline__ void f3_wait_pv(const f3_rows<T> &r)
 {
-    if constexpr (T::FP8) f8_wait_pv<T>(r);
-    else wgmma_wait<0>();
+    if constexpr (PIN)
+        if (__any_sync(0xffffffffu, (__float_as_uint(r.l[0]) & __float_as_uint(r.l[1])) == 0xffffffffu)) __trap();
+    wgmma_wait<0>();
 }
 
-template <class T, bool BF16, int SOFT>
-static __device__ __forceinline__ void f3_loop_ov(f3_rows<T> &r, const f3_cons<T> &c, const f3_params &p)
-{
-    constexpr bool TURNS = T::TURNS, EARLY = !TURNS;   /* EARLY: O rescaled between the two issues */
-    float s[T::BC / 2], alpha[2];
-    uint32_t pa[T::PK][4];
-    uint32_t i = c.it0;
-    f3_wait<T>(c.ring.full_k, i);
-    f3_tile_begin<T>(r, c, p, 0);
-    f3_product_s<T, BF16>(s, c.q, f3_k_addr(c, i));
-    f3_release<T>(c.ring.empty_k, i);
-    if (c.n == 1) f3_q_done(c);
-    bool scale = f3_softmax<T, SOFT, true>(r, s, 0, c.row0, c.m0, p, alpha);   /* O is still zero */
-    f3_pack<T, BF16>(s, pa);
-    for (int j = 1; j < c.n; j++) {
-        i = c.it0 + j;
-        f3_wait<T>(c.ring.full_k, i);
-        f3_tile_begin<T>(r, c, p, j);
-        if (TURNS) pp_wait_turn<T::CW>(c.cw);
-        wgmma_fence();
-        f3_issue_s<T, BF16>(s, c.q, f3_k_addr(c, i));
-        wgmma_commit();
-        if (EARLY && scale) f3_rescale(r, alpha); /* by tile j - 1's factor, before its P V adds in */
-        f3_wait<T>(c.ring.full_v, i - 1);
-        f3_fence_o(r);
-        wgmma_fence();
-        f3_issue_pv<T, BF16>(r, pa, f3_v_addr(c, i - 1));
-        wgmma_commit();
-        if (TURNS) pp_pass_turn<T::CW>(c.cw);
-        wgmma_wait<1>();                          /* S(j) is there; P V of tile j - 1 may still run */
-        wgmma_fence_regs(s);
-        f3_release<T>(c.ring.empty_k, i);
-        if (j == c.n - 1) f3_q_done(c);
-        scale = f3_softmax<T, SOFT, true>(r, s, j * T::BC, c.row0, c.m0, p, alpha);
-        f3_wait_pv<T>(r);
-        f3_fence_o(r);
-        f3_release<T>(c.ring.empty_v, i - 1);
-        f3_pack<T, BF16>(s, pa);
-        if (!EARLY && scale) f3_rescale(r, alpha);
+template <class T, class K>
+struct f3_loop_ov {
+    static constexpr bool TURNS = T::DK <= 128, EARLY = !TURNS;   /* EARLY: O rescaled between the two issues */
+    static constexpr bool PIN = TURNS;            /* beyond, O and S in flight leave the softmax too few registers */
+
+    /* The turns run across the work tiles: the first consumer takes the first one, and the last turn
+     * passed to it is waited for, so that every arrival is matched. */
+    static __device__ __forceinline__ void enter(int cw)
+    {
+        if (TURNS && cw == T::CW - 1) pp_pass_turn<T::CW>(cw);
     }
-    i = c.it0 + c.n - 1;
-    if (EARLY && scale) f3_rescale(r, alpha);
-    f3_wait<T>(c.ring.full_v, i);
-    f3_product_pv<T, BF16>(r, pa, f3_v_addr(c, i));
-    f3_release<T>(c.ring.empty_v, i);
-}
+    static __device__ __forceinline__ void leave(int cw)
+    {
+        if (TURNS && cw == 0) pp_wait_turn<T::CW>(cw);
+    }
+
+    static __device__ __forceinline__ void run(f3_rows<T> &r, const f3_cons<T> &c, const f3_params &p)
+    {
+        float s[T::BC / 2], alpha[2];
+        uint32_t pa[T::PK][4];
+        uint32_t i = c.it0;
+        f3_wait<T>(c.ring.full_k, i);
+        T::tile_begin(r, c, p, 0);
+        f3_product_s<T>(s, c.q, f3_k_addr(c, i));
+        f3_release<T>(c.ring.empty_k, i);
+        if (c.n == 1) f3_q_done(c);
+        bool scale = f3_softmax<T, K>(r, s, 0, c.row0, c.m0, p, alpha);   /* O is still zero */
+        T::pack(s, pa);
+        for (int j = 1; j < c.n; j++) {
+            i = c.it0 + j;
+            f3_wait<T>(c.ring.full_k, i);
+            T::tile_begin(r, c, p, j);
+            if (TURNS) pp_wait_turn<T::CW>(c.cw);
+            wgmma_fence();
+            T::issue_s(s, c.q, f3_k_addr(c, i));
+            wgmma_commit();
+            if (EARLY && scale) f3_rescale(r, alpha); /* by tile j - 1's factor, before its P V adds in */
+            f3_wait<T>(c.ring.full_v, i - 1);
+            wgmma_fence_regs(r.o);
+            wgmma_fence();
+            T::issue_pv(r.o, pa, f3_v_addr(c, i - 1));
+            wgmma_commit();
+            if (TURNS) pp_pass_turn<T::CW>(c.cw);
+            wgmma_wait<1>();                          /* S(j) is there; P V of tile j - 1 may still run */
+            wgmma_fence_regs(s);
+            f3_release<T>(c.ring.empty_k, i);
+            if (j == c.n - 1) f3_q_done(c);
+            scale = f3_softmax<T, K>(r, s, j * T::BC, c.row0, c.m0, p, alpha);
+            f3_wait_pv<T, PIN>(r);
+            wgmma_fence_regs(r.o);
+            f3_release<T>(c.ring.empty_v, i - 1);
+            T::pack(s, pa);
+            if (!EARLY && scale) f3_rescale(r, alpha);
+        }
+        i = c.it0 + c.n - 1;
+        if (EARLY && scale) f3_rescale(r, alpha);
+        f3_wait<T>(c.ring.full_v, i);
+        f3_product_pv<T>(r, pa, f3_v_addr(c, i));
+        f3_release<T>(c.ring.empty_v, i);
+    }
+};
+
+#endif

@@ -1,4 +1,4 @@
-/* Variant 07f: lazy rescaling, FlashAttention-4's first softmax trick. 07e + one change in the
+/* Step 07f: lazy rescaling, FlashAttention-4's first softmax trick. 07e + one change in the
  * softmax: O is rescaled only when it has to be.
  *
  * The online softmax takes each tile's exponentials against the largest score of the row so far,
@@ -13,15 +13,23 @@
  * tiles of a long row) no warp rescales again. The row's LSE comes out the same: m + log2(l) with
  * the m the exponentials used.
  *
- * The rest of 07e is unchanged; the loop is 07d's (intra_overlap.cuh), which skips the rescale when
- * f3_softmax (fa3.cu) says the maxima were kept. Compiled into fa3.cu's translation unit. */
+ * The rest of 07e is unchanged: f3_lazy is the softmax's policy (tma_wgmma.cuh's f3_softmax) in
+ * 07d's loop, which skips the rescale when the maxima were kept. */
+#ifndef LAZY_RESCALE_CUH
+#define LAZY_RESCALE_CUH
+
+#include "persistent.cuh"
 
 #define F3_LAZY 8.0f   /* log2 of the largest P value a kept maximum allows */
 
-/* Whether the warp keeps its rows' maxima: no row of it grew by more than 2^F3_LAZY. A row that has
+/* The warp keeps its rows' maxima while no row of it grew by more than 2^F3_LAZY. A row that has
  * seen no key (m = -inf) takes its first finite max at once. */
-static __device__ __forceinline__ bool f3_lazy_keep(const float (&m_old)[2], const float (&m_new)[2])
-{
-    const bool grow = m_new[0] > m_old[0] + F3_LAZY || m_new[1] > m_old[1] + F3_LAZY;
-    return !__any_sync(0xffffffffu, grow);
-}
+struct f3_lazy {
+    static __device__ __forceinline__ bool keep(const float (&m_old)[2], const float (&m_new)[2])
+    {
+        const bool grow = m_new[0] > m_old[0] + F3_LAZY || m_new[1] > m_old[1] + F3_LAZY;
+        return !__any_sync(0xffffffffu, grow);
+    }
+};
+
+#endif

@@ -1,4 +1,4 @@
-/* Variant 07e: persistent. 07d + one change in where the work comes from: instead of one block per
+/* Step 07e: persistent. 07d + one change in where the work comes from: instead of one block per
  * BR-row work tile (ceil(N / BR) x B x Hq blocks, each paying its own start -- barriers, Q's
  * load, the first K/V stages -- and its own end -- O written while the tensor cores idle), one
  * block per SM walks the work tiles of a fixed schedule, and the producer runs ahead across the
@@ -25,8 +25,24 @@
  *   tile, stores it with one TMA copy per 64 columns (rows past N and columns past d are not
  *   written) and arrives on another once TMA has read it. LSE is written from the registers.
  *
- * Compiled into fa3.cu's translation unit (the skeleton is warp_specialized.cuh's, the loop
- * intra_overlap.cuh's). */
+ * All of it is one schedule policy, f3_persistent, for 07b's skeleton (warp_specialized.cuh); the
+ * loop is 07d's (intra_overlap.cuh). */
+#ifndef PERSISTENT_CUH
+#define PERSISTENT_CUH
+
+#include "intra_overlap.cuh"
+
+/* The schedule's two mbarriers (warp_specialized.cuh's F3_SCHED): O staged, O's space free again. */
+enum { F3_OFULL = F3_SCHED, F3_OEMPTY };
+
+/* The named barrier of the consumers before they stage O over V (ids 1-3 are 07c's turns). */
+enum { F3_EPILOGUE = 4 };
+
+/* The producer's note of a work tile whose O is staged, or about to be, and not yet stored. */
+typedef struct f3_pending {
+    int k, m0, bh;                               /* k < 0: none */
+    uint32_t it_next;                            /* the K/V tiles gone through when the tile ended */
+} f3_pending;
 
 /* Work tile t of the schedule: its query block and head. */
 static __device__ __forceinline__ void f3_tile_of(const f3_params &p, int t, int *mb, int *bh)
@@ -72,14 +88,6 @@ static __device__ __forceinline__ __half *f3_o_stage(const f3_smem<T> &sm, uint3
     return sm.v(0);
 }
 
-static __device__ __forceinline__ void f3_stage_o(f3_pending &o, int k, const f3_work &w, uint32_t it_next)
-{
-    o.k = k;
-    o.m0 = w.m0;
-    o.bh = w.bh;
-    o.it_next = it_next;
-}
-
 /* The producer stores the pending O once the consumers have staged it (its first lane: one TMA copy
  * per 64 columns), and hands the staging space back once TMA has read it. */
 template <class T>
@@ -111,7 +119,7 @@ static __device__ __forceinline__ void f3_store_before(const f3_smem<T> &sm, con
 /* A consumer's part of O / l into the staging layout (Q's: BR rows of 64-column chunks, 128B
  * swizzled), and its rows' LSE. Over V stages, both consumers' last P V must be done first; the
  * previous tile's O must have left. */
-template <class T, bool BF16>
+template <class T>
 static __device__ __forceinline__ void f3_epilogue(const f3_rows<T> &r, const f3_cons<T> &c, const f3_params &p, int k)
 {
     uint64_t *bar = c.sm.bar();
@@ -124,17 +132,66 @@ static __device__ __forceinline__ void f3_epilogue(const f3_rows<T> &r, const f3
         float l = r.l[hi];
         l += __shfl_xor_sync(0xffffffffu, l, 1);
         l += __shfl_xor_sync(0xffffffffu, l, 2);
-        const float inv = r.m[hi] != -INFINITY ? f3_o_scale(r) / l : 0.0f;   /* 07g: O's descale too */
+        const float inv = r.m[hi] != -INFINITY ? T::o_scale(r) / l : 0.0f;   /* a scaled tile's descale too */
         const int row = c.row0 - c.m0 + hi * 8;                         /* in the tile; row % 8 = lane / 4 */
         unsigned char *orow = o + row * 128 + cq * 4;
 #pragma unroll
         for (int i = 0; i < T::DV / 2; i += 4) {
             const int blk = i / 4;                                      /* 8-column block: chunk blk / 8, unit blk % 8 */
             *reinterpret_cast<uint32_t *>(orow + (blk / 8) * T::BR * 128 + (((blk % 8) ^ (row % 8)) * 16)) =
-                pack2<BF16>(r.o[i + 2 * hi] * inv, r.o[i + 2 * hi + 1] * inv);
+                pack2<T::BF16>(r.o[i + 2 * hi] * inv, r.o[i + 2 * hi + 1] * inv);
         }
         if (cq == 0 && c.row0 + hi * 8 < p.N) p.lse[(size_t)c.bh * p.N + c.row0 + hi * 8] = f3_lse(r.m[hi], l);
     }
     fence_proxy_async();                        /* the stores above are read next by TMA */
     mbar_arrive(&bar[F3_OFULL]);
 }
+
+/* 07e's schedule for 07b's skeleton (warp_specialized.cuh's f3_grid has the hooks' meaning). */
+template <class T>
+struct f3_persistent {
+    typedef f3_pending pending;
+    static __device__ __forceinline__ pending none() { return {-1, 0, 0, 0}; }
+    static __device__ __forceinline__ void init(uint64_t *bar, const CUtensorMap *to)
+    {
+        tma_prefetch_map(to);
+        mbar_init(&bar[0], T::CW * 128);          /* O full: every consumer thread, after its part of O */
+        mbar_init(&bar[1], 1);                    /* O empty: the producer, once TMA has read it */
+    }
+    static __device__ __forceinline__ bool tile(const f3_params &p, int t, int, int *mb, int *bh)
+    {
+        if (t >= p.tiles) return false;
+        f3_tile_of(p, t, mb, bh);
+        return true;
+    }
+    static __device__ __forceinline__ int next(const f3_params &p, int t, bool lead)
+    {
+        return __shfl_sync(0xffffffffu, lead ? f3_next_tile(p, t) : 0, 0);
+    }
+    static __device__ __forceinline__ void before_v(const f3_smem<T> &sm, const CUtensorMap *to, pending &o, int s)
+    {
+        f3_store_before<T>(sm, to, o, s);
+    }
+    /* the last tile's O, if still there, leaves; this tile's is staged by the consumers at its end */
+    static __device__ __forceinline__ void tile_end(const f3_smem<T> &sm, const CUtensorMap *to, pending &o, int k,
+                                                    const f3_work &w, uint32_t it_next)
+    {
+        f3_store_o<T>(sm, to, o);
+        o = {k, w.m0, w.bh, it_next};
+    }
+    static __device__ __forceinline__ void finish(const f3_smem<T> &sm, const CUtensorMap *to, pending &o,
+                                                  const f3_params &p, bool lead)
+    {
+        f3_store_o<T>(sm, to, o);
+        if (lead) {
+            bulk_wait<0>();                       /* the last O is written before the block ends */
+            f3_schedule_done(p);
+        }
+    }
+    static __device__ __forceinline__ void epilogue(const f3_rows<T> &r, const f3_cons<T> &c, const f3_params &p, int k)
+    {
+        f3_epilogue<T>(r, c, p, k);
+    }
+};
+
+#endif

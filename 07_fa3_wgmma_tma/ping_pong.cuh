@@ -1,4 +1,4 @@
-/* Variant 07c: ping-pong. 07b + one change: the two consumer warpgroups take turns on the tensor
+/* Step 07c: ping-pong. 07b + one change: the two consumer warpgroups take turns on the tensor
  * cores, so that one's softmax runs while the other's products do. Each warpgroup's work on a tile
  * is reordered into a "product section" -- O += P V of the previous tile, then S = Q K^T of this
  * one, issued back to back -- followed by the softmax of this tile. Named barriers, one per
@@ -14,7 +14,11 @@
  * that every arrival is matched by a wait. V of a tile is released when the P V that read it has finished,
  * one section later than in 07b.
  *
- * Compiled into fa3.cu's translation unit (the skeleton is warp_specialized.cuh's). */
+ * The skeleton is 07b's (warp_specialized.cuh); this file adds the turns and the loop, f3_loop_pp. */
+#ifndef PING_PONG_CUH
+#define PING_PONG_CUH
+
+#include "warp_specialized.cuh"
 
 /* Consumer cw (of CW) waits for its turn on its own barrier, 1 + cw; passes the turn to the next
  * consumer, (cw + 1) % CW, by arriving on that one's. With three consumers (d = 64) the turn goes
@@ -33,7 +37,7 @@ static __device__ __forceinline__ void pp_pass_turn(int cw)
 
 /* One product section for K/V tile i: O += P V of tile i - 1 (PV), then S = Q K^T of tile i (S),
  * issued back to back in the consumer's turn and committed as one group, then waited for. */
-template <class T, bool BF16, bool PV, bool S>
+template <class T, bool PV, bool S>
 static __device__ __forceinline__ void pp_section(f3_rows<T> &r, float (&s)[T::BC / 2],
                                                   const uint32_t (&pa)[T::PK][4], const f3_cons<T> &c,
                                                   uint32_t i, bool pass)
@@ -41,34 +45,41 @@ static __device__ __forceinline__ void pp_section(f3_rows<T> &r, float (&s)[T::B
     if (S) f3_wait<T>(c.ring.full_k, i);
     if (PV) f3_wait<T>(c.ring.full_v, i - 1);
     pp_wait_turn<T::CW>(c.cw);
-    f3_fence_o(r);
+    wgmma_fence_regs(r.o);
     wgmma_fence();
-    if constexpr (PV) f3_issue_pv<T, BF16>(r, pa, f3_v_addr(c, i - 1));
-    if constexpr (S) f3_issue_s<T, BF16>(s, c.q, f3_k_addr(c, i));
+    if constexpr (PV) T::issue_pv(r.o, pa, f3_v_addr(c, i - 1));
+    if constexpr (S) T::issue_s(s, c.q, f3_k_addr(c, i));
     wgmma_commit();
     if (pass) pp_pass_turn<T::CW>(c.cw);
     wgmma_wait<0>();
-    f3_fence_o(r);
+    wgmma_fence_regs(r.o);
     wgmma_fence_regs(s);
     if (PV) f3_release<T>(c.ring.empty_v, i - 1);
     if (S) f3_release<T>(c.ring.empty_k, i);
 }
 
-template <class T, bool BF16>
-static __device__ __forceinline__ void f3_loop_pp(f3_rows<T> &r, const f3_cons<T> &c, const f3_params &p)
-{
-    float s[T::BC / 2], alpha[2];
-    uint32_t pa[T::PK][4];
-    if (c.cw == T::CW - 1) pp_pass_turn<T::CW>(c.cw);   /* the first consumer (cw = 0) goes first */
-    pp_section<T, BF16, false, true>(r, s, pa, c, c.it0, true);
-    for (int j = 1; j < c.n; j++) {
-        f3_softmax<T>(r, s, (j - 1) * T::BC, c.row0, c.m0, p, alpha);
-        f3_pack<T, BF16>(s, pa);
-        pp_section<T, BF16, true, true>(r, s, pa, c, c.it0 + j, true);
+/* 07c's loop: a product section per K/V tile, the softmax of the tile between two sections. */
+template <class T>
+struct f3_loop_pp {
+    static __device__ __forceinline__ void enter(int) {}
+    static __device__ __forceinline__ void leave(int) {}
+    static __device__ __forceinline__ void run(f3_rows<T> &r, const f3_cons<T> &c, const f3_params &p)
+    {
+        float s[T::BC / 2], alpha[2];
+        uint32_t pa[T::PK][4];
+        if (c.cw == T::CW - 1) pp_pass_turn<T::CW>(c.cw);   /* the first consumer (cw = 0) goes first */
+        pp_section<T, false, true>(r, s, pa, c, c.it0, true);
+        for (int j = 1; j < c.n; j++) {
+            if (f3_softmax<T>(r, s, (j - 1) * T::BC, c.row0, c.m0, p, alpha)) f3_rescale(r, alpha);
+            T::pack(s, pa);
+            pp_section<T, true, true>(r, s, pa, c, c.it0 + j, true);
+        }
+        f3_q_done(c);                            /* its last S is done */
+        if (f3_softmax<T>(r, s, (c.n - 1) * T::BC, c.row0, c.m0, p, alpha)) f3_rescale(r, alpha);
+        T::pack(s, pa);
+        /* the last tile's P V alone; the last consumer's last turn is passed to nobody */
+        pp_section<T, true, false>(r, s, pa, c, c.it0 + c.n, c.cw != T::CW - 1);
     }
-    f3_q_done(c);                                /* its last S is done */
-    f3_softmax<T>(r, s, (c.n - 1) * T::BC, c.row0, c.m0, p, alpha);
-    f3_pack<T, BF16>(s, pa);
-    /* the last tile's P V alone; the last consumer's last turn is passed to nobody */
-    pp_section<T, BF16, true, false>(r, s, pa, c, c.it0 + c.n, c.cw != T::CW - 1);
-}
+};
+
+#endif

@@ -5,8 +5,7 @@
  * named barriers, the proxy fence, wgmma (a warpgroup of 4 warps multiplies 64 x N x 16
  * asynchronously, B -- and A, or A from registers -- read from shared memory through 64-bit
  * descriptors; any N that is a multiple of 16 up to 256; both shared-memory operands transposed
- * for rung 08's dQ; and its FP8 form, 64 x N x 32 in float8 e4m3, both operands K-major, for rung
- * 07's 07g) and setmaxnreg.
+ * for rung 08's dQ; hopper_fp8.cuh adds the 8-bit form) and setmaxnreg.
  *
  * Shared-memory tiles here are what TMA writes with CU_TENSOR_MAP_SWIZZLE_128B: a tile of R rows
  * of 64 halves (128 bytes) whose 16-byte chunks are permuted by XOR with (row % 8), 1024-byte
@@ -290,8 +289,6 @@ static __device__ __forceinline__ void setmaxnreg_dec(void)
 #define WGMMA_SS_ASM(G, NS, TY) WGMMA_SS_GEN(G, NS, TY, "k16", ", 0, 0")
 #define WGMMA_RS_ASM(G, NS, TY) WGMMA_RS_GEN(G, NS, TY, "k16", ", 1")
 #define WGMMA_SS_TT_ASM(G, NS, TY) WGMMA_SS_GEN(G, NS, TY, "k16", ", 1, 1")
-#define WGMMA_SS8_ASM(G, NS, TY) WGMMA_SS_GEN(G, NS, TY, "k32", "")
-#define WGMMA_RS8_ASM(G, NS, TY) WGMMA_RS_GEN(G, NS, TY, "k32", "")
 /* One case per N = 16 G: the G-th line below picks the instruction for N. */
 #define WGMMA_BY_N(ASM, TY)                                                                           \
     if constexpr (G == 1) ASM(1, "16", TY);  else if constexpr (G == 2) ASM(2, "32", TY);              \
@@ -330,31 +327,6 @@ static __device__ __forceinline__ void wgmma_rs(float (&d)[N / 2], const uint32_
     constexpr int G = N / 16;
     uint32_t a0 = a[0], a1 = a[1], a2 = a[2], a3 = a[3];
     if constexpr (BF16) { WGMMA_BY_N(WGMMA_RS_ASM, "bf16") } else { WGMMA_BY_N(WGMMA_RS_ASM, "f16") }
-}
-
-/* wgmma m64nNk32 with float8 e4m3 operands (rung 07's FP8 step), float32 accumulators in the same
- * layout as above, N a multiple of 16 up to 256. FP8 wgmma has no transpose: both operands are
- * K-major (their k contiguous, 32 bytes a step).
- *   wgmma_ss_e4m3<N>(d, da, db, acc): A and B from shared memory (S = Q K^T).
- *   wgmma_rs_e4m3<N>(d, a, db, acc): A from registers, a[4] of four e4m3 each: register r, byte b
- *     holds A[16 w + g + 8 (r % 2)][4 c + b + 16 (r / 2)] (warp w of the warpgroup, g = lane / 4,
- *     c = lane % 4; PTX ISA, "Register Fragments" of wgmma .m64nNk32; not the accumulator layout:
- *     07_fa3_wgmma_tma/fp8_quant.h), B from shared memory K-major (O += P V, V transposed). */
-template <int N>
-static __device__ __forceinline__ void wgmma_ss_e4m3(float (&d)[N / 2], uint64_t da, uint64_t db, int acc)
-{
-    static_assert(N % 16 == 0 && N >= 16 && N <= 256, "wgmma N: a multiple of 16 up to 256");
-    constexpr int G = N / 16;
-    WGMMA_BY_N(WGMMA_SS8_ASM, "e4m3")
-}
-
-template <int N>
-static __device__ __forceinline__ void wgmma_rs_e4m3(float (&d)[N / 2], const uint32_t (&a)[4], uint64_t db, int acc)
-{
-    static_assert(N % 16 == 0 && N >= 16 && N <= 256, "wgmma N: a multiple of 16 up to 256");
-    constexpr int G = N / 16;
-    uint32_t a0 = a[0], a1 = a[1], a2 = a[2], a3 = a[3];
-    WGMMA_BY_N(WGMMA_RS8_ASM, "e4m3")
 }
 
 #endif
