@@ -1,12 +1,6 @@
-/* Rung 07: FlashAttention-3 on Hopper, the 16-bit steps 07a-07f: the kernels of the step files,
- * included in step order, and the host code that picks a tile, builds the tensor maps and launches.
- * The FP8 step is fp8.cu. Read the steps in this order:
- *   07a  tma_wgmma.cuh        TMA + wgmma, one kernel (fa3_kernel)
- *   07b  warp_specialized.cuh a producer warpgroup and rings of mbarriers (fa3_ws_kernel, f3_loop_ws)
- *   07c  ping_pong.cuh        the consumers take turns on the tensor cores (f3_loop_pp)
- *   07d  intra_overlap.cuh    the softmax under the consumer's own P V (f3_loop_ov)
- *   07e  persistent.cuh       one block per SM walks the work tiles (f3_persistent)
- *   07f  lazy_rescale.cuh     O rescaled only when a row's max grows by more than 2^8 (f3_lazy) */
+/* Rung 07, the 16-bit steps 07a-07f: each step's file, included in step order (lazy_rescale.cuh
+ * includes the ones before it), and the host code that picks a tile, builds the tensor maps and
+ * launches. 07g is fp8.cu. */
 #include <stdio.h>
 #include "../common/check_cuda.h"
 #include "../common/tensor_map.h"

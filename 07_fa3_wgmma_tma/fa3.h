@@ -1,5 +1,5 @@
 /* Rung 07's host side, shared by its two translation units: fa3.cu (the 16-bit steps 07a-07f) and
- * fp8.cu (the FP8 step): a variant is a kernel and its launch shape, and one function launches any
+ * fp8.cu (07g): a variant is a kernel and its launch shape, and one function launches any
  * of them on its tensor maps. */
 #ifndef FA3_H
 #define FA3_H

@@ -1,31 +1,17 @@
-/* Step 07d: ping-pong + overlap inside a warpgroup, FlashAttention-3's kernel. 07c + one change in
- * each consumer's loop: the product of tile j - 1 and the softmax of tile j run at the same time.
- * For tile j the consumer issues S(j) = Q K_j^T and O += P(j - 1) V(j - 1) as two wgmma groups,
- * waits for the first only (wgmma.wait_group 1), and does the softmax of S(j) while the tensor cores
- * still work on P V. Two things must wait until that product is done, because it reads P and adds
- * into O: turning S(j) into P(j), and rescaling O by the factor the softmax of tile j found. So
- * one P is enough, and no register a wgmma in flight uses is touched.
+/* Step 07d: the overlap inside a warpgroup, FlashAttention-3's kernel. 07c + one change in the loop:
+ * the consumer issues S(j) and P V(j - 1) as two groups, waits for the first only, and runs the
+ * softmax of tile j while P V(j - 1) is still on the tensor cores. P(j) and the rescale of O wait
+ * for that product, so one P is enough and no register in flight is touched.
  *
- *   consumer:  S0 | softmax0, P0 | [S1 PV0] wait S1 | softmax1 (under PV0) | wait PV0, P1, rescale O | [S2 PV1] ...
+ *   consumer:  [S1 PV0] wait S1 | softmax1 (under PV0) | wait PV0, P1, rescale O | [S2 PV1] ...
  *
- * Why both overlaps: 07c hides one consumer's softmax under the *other* consumer's products, which
- * needs the two to alternate exactly; here a consumer's softmax also runs under its *own* product,
- * so the tensor cores stay busy while the other consumer is late. At d > 128 the turns are left out
- * (as FlashAttention-3 does): O alone takes 96-128 registers there, the products of a tile are long
- * enough to hide the softmax by themselves, and O is rescaled between the issue of S and of P V.
- *
- * The pin (f3_wait_pv). The PTX has the wait for P V(j - 1) after the softmax, but ptxas lifts
- * wgmma.wait_group (an instruction without operands) to the top of its basic block, above the
- * softmax, and the overlap is gone from the machine code. The pin ends the basic block after the
- * softmax: a warp vote on the bits of both rows' l, which the sums of the exponentials write last,
- * and a branch on it to a trap. The branch is never taken (l is a sum of exponentials: 0 or more,
- * +inf or the canonical NaN, never the bits 0xffffffff), but ptxas cannot know that, so the wait
- * stays where the loop puts it; tests/sass_overlap.sh checks the machine code for it. Up to d = 128,
- * where the turns are: beyond, O (96-128 registers) and S in flight leave the softmax too few, and
- * ptxas serialises the wgmmas of the persistent kernels (C7512) if the wait is pinned.
- *
- * The loop takes the softmax's policy K (07f's lazy rescale skips the rescale where the maxima
- * were kept). Producer and skeleton as in 07b; 07e runs this loop in its persistent schedule. */
+ * The pin (f3_wait_pv). ptxas lifts wgmma.wait_group (an instruction without operands) to the top of
+ * its basic block, above the softmax, and the overlap would be gone from the machine code. A warp
+ * vote on the bits of both rows' l (written by the last exponentials) and a branch to a trap end
+ * the block after the softmax; the branch is never taken (l is never the bits 0xffffffff) but ptxas
+ * cannot know it. tests/sass_overlap.sh checks the machine code. Pinned where the turns are (d <=
+ * 128): beyond, O and S in flight leave too few registers and ptxas serialises the wgmmas (C7512).
+ * At d > 128 there are no turns (as in FlashAttention-3), and O is rescaled between the two issues. */
 #ifndef INTRA_OVERLAP_CUH
 #define INTRA_OVERLAP_CUH
 

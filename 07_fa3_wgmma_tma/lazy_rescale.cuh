@@ -1,20 +1,8 @@
-/* Step 07f: lazy rescaling, FlashAttention-4's first softmax trick. 07e + one change in the
- * softmax: O is rescaled only when it has to be.
- *
- * The online softmax takes each tile's exponentials against the largest score of the row so far,
- * m, and when a tile raises m it multiplies O and l by alpha = 2^(m_old - m_new) -- DV / 2
- * multiplications a thread, and one more exponential per row, on every tile where any row's max
- * moved, which early in a row is most of them. But m need not be the true max: any value works as
- * long as O, l and the final O / l use the same one, and the exponentials 2^(s - m) stay in range.
- * So a warp keeps its old maxima until some row's max has grown by more than 2^F3_LAZY (256x):
- * its P values are then at most 256, which float32 accumulators and P in float16 or bfloat16 hold
- * without loss, and O is not touched. The decision is taken for the whole warp (__any_sync), so
- * that the branch around the rescale does not diverge; once the maxima have settled (after a few
- * tiles of a long row) no warp rescales again. The row's LSE comes out the same: m + log2(l) with
- * the m the exponentials used.
- *
- * The rest of 07e is unchanged: f3_lazy is the softmax's policy (tma_wgmma.cuh's f3_softmax) in
- * 07d's loop, which skips the rescale when the maxima were kept. */
+/* Step 07f: the lazy rescale, FlashAttention-4's first softmax trick. 07e + one change in the
+ * softmax: a warp keeps its rows' maxima until one has grown by more than 2^F3_LAZY, and O is
+ * rescaled only then. Any m works if O, l and O / l use the same one and 2^(s - m) stays in range:
+ * P is at most 2^8, which float32 and 16-bit P hold. The warp decides together (__any_sync), so
+ * the branch does not diverge; once the maxima settle, no warp rescales again. */
 #ifndef LAZY_RESCALE_CUH
 #define LAZY_RESCALE_CUH
 

@@ -1,32 +1,16 @@
-/* Step 07e: persistent. 07d + one change in where the work comes from: instead of one block per
- * BR-row work tile (ceil(N / BR) x B x Hq blocks, each paying its own start -- barriers, Q's
- * load, the first K/V stages -- and its own end -- O written while the tensor cores idle), one
- * block per SM walks the work tiles of a fixed schedule, and the producer runs ahead across the
- * tiles: while the consumers finish tile k, it already loads Q and the first K of tile k + 1.
+/* Step 07e: persistent. 07d + one change in where the work comes from: one block per SM walks the
+ * work tiles, instead of a block per tile that pays its own start and end; the producer runs ahead:
  *
  *   producer   Q(k) K0 V- K1 V0 ... | Q(k+1) K0 | store O(k) | V0 K1 ...
- *   consumers  ... S PV softmax ... last P V(k) | O(k) -> shared | S0(k+1) softmax ...
+ *   consumers  ... last P V(k) | O(k) -> shared | S0(k+1) softmax ...
  *
- * - The schedule (f3_tile_of, f3_next_tile). Not causal, every work tile costs the same: block b
- *   takes tiles b, b + G, b + 2G, ... (G blocks), numbered as 07d's grid is (the query blocks of
- *   one head after another, so the blocks at work at one time share the K and V of a few heads in
- *   L2). Causal, the last query block of a head sees every key and the first almost none: the
- *   tiles go longest first, each block taking the next one nobody has taken (an atomic counter) as
- *   it starts its current one, so that the short tiles fill in at the end. Longest first across
- *   all heads would read every head's K and V at once; so the tiles are numbered section by
- *   section, a section being as many heads as keep their K and V in 32 MB of L2 (f3_section on the
- *   host: a power of two of KV heads, times the query heads that share one, so GQA's heads of one
- *   group sit together), longest first inside each section.
- * - Q: the consumers arrive on an mbarrier once their last S of a tile is done; the producer waits
- *   on it before loading the next tile's Q over the old one.
- * - O leaves through shared memory: the consumers write O / l, converted, into the swizzled layout
- *   TMA reads (over the V stages, whose last reader they have just waited for: one named barrier
- *   over both consumers), and arrive on an mbarrier; the producer, before the first V of the next
- *   tile, stores it with one TMA copy per 64 columns (rows past N and columns past d are not
- *   written) and arrives on another once TMA has read it. LSE is written from the registers.
- *
- * All of it is one schedule policy, f3_persistent, for 07b's skeleton (warp_specialized.cuh); the
- * loop is 07d's (intra_overlap.cuh). */
+ * - The order (f3_tile_of, f3_next_tile): not causal, block b takes tiles b, b + G, ... (a head's
+ *   query blocks together, sharing K and V in L2); causal, longest first from an atomic counter,
+ *   within sections of heads whose K and V fit in 32 MB of L2 (f3_section, fa3.cu).
+ * - Q of the next tile loads once the consumers' last S of this one is done (Q empty).
+ * - O leaves through shared memory: the consumers write it in TMA's layout (over V stages where it
+ *   has no space of its own) and the producer stores it by TMA before the V load that would
+ *   overwrite it. */
 #ifndef PERSISTENT_CUH
 #define PERSISTENT_CUH
 

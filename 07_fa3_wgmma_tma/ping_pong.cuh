@@ -1,20 +1,11 @@
-/* Step 07c: ping-pong. 07b + one change: the two consumer warpgroups take turns on the tensor
- * cores, so that one's softmax runs while the other's products do. Each warpgroup's work on a tile
- * is reordered into a "product section" -- O += P V of the previous tile, then S = Q K^T of this
- * one, issued back to back -- followed by the softmax of this tile. Named barriers, one per
- * consumer (ids 1, 2 and with three consumers 3; 256 threads each: its warpgroup waits on it, the
- * one before arrives on it) let a warpgroup issue its product section only after the one before
- * has issued its own:
+/* Step 07c: ping-pong. 07b + one change: the consumers take turns on the tensor cores, so one's
+ * softmax runs under the other's products. A turn issues a "product section", O += P V of tile
+ * j - 1 then S = Q K^T of tile j, as one group; named barriers (one per consumer) order the turns:
  *
  *   consumer 1:  [PV(j-1) S(j)] softmax(j) ........ [PV(j) S(j+1)] softmax(j+1) ...
  *   consumer 2:  ........ [PV(j-1) S(j)] softmax(j) ........ [PV(j) S(j+1)] ...
  *
- * Consumer 1 starts (the last consumer arrives on its barrier once, first); each one arrives on the
- * next one's barrier after issuing a section, and the last consumer's last arrival is left out so
- * that every arrival is matched by a wait. V of a tile is released when the P V that read it has finished,
- * one section later than in 07b.
- *
- * The skeleton is 07b's (warp_specialized.cuh); this file adds the turns and the loop, f3_loop_pp. */
+ * V of a tile is released once the P V that read it is done, one section later than in 07b. */
 #ifndef PING_PONG_CUH
 #define PING_PONG_CUH
 

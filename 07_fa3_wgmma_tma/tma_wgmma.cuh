@@ -1,22 +1,13 @@
-/* Step 07a: FlashAttention-3's first step (Shah et al., 2024, arXiv:2407.08608) on Hopper: the tiles
- * come in through the tensor-memory accelerator (TMA) and both products run on wgmma. sm_90a only.
+/* Step 07a: FlashAttention-3's first step (Shah et al., 2024, arXiv:2407.08608): the tiles come in
+ * by TMA and both products run on wgmma (sm_90a only). Against 05c: wgmma reads its operands from
+ * shared memory through descriptors (no ldmatrix); one thread copies a whole tile, counted in bytes
+ * on an mbarrier (no cp.async); TMA's 128B swizzle replaces 05c's own.
  *
- * Grid (ceil(N / BR), B * Hq). Block: CW warpgroups of 128 threads, 64 query rows each (BR = 64 CW);
- * warp w of a warpgroup owns its rows [16 w, 16 w + 16), the rows of wgmma's m64 accumulators.
- * Shared memory, 1024-byte aligned, every tile 128B-swizzled in chunks of 64 columns as TMA writes it
- * (common/hopper.cuh): the Q tile (BR x d, loaded once), STAGES K tiles and STAGES V tiles (Bc x d),
- * then the mbarriers.
- * Per K/V tile j (stage j % STAGES), every warpgroup: wait on the stage's barrier; S = Q K^T, DK / 16
- * wgmmas with both operands in shared memory; the masks and the online softmax on the accumulators,
- * in log2 units as in rung 05; P packed to 16 bits in registers is the A operand of O += P V; wait;
- * a block barrier; thread 0 refills the stage with tile j + STAGES. The loads of the next tiles run
- * under this tile's products; the products and the softmax do not overlap yet (07b-07f do that).
- *
- * Against 05c: wgmma (64 x N x 16 per warpgroup, asynchronous, operands read by the tensor cores
- * through descriptors) instead of mma.sync and ldmatrix; TMA (one thread, one copy per 64-column box,
- * completion counted in bytes on an mbarrier; rows and columns past N, M and d read as zeros) instead
- * of cp.async; the 128B swizzle of TMA and wgmma instead of 05c's own XOR swizzle; 128 rows and
- * 128 keys per tile at d = 128. */
+ * Grid (ceil(N / BR), B * Hq). Block: CW warpgroups, 64 query rows each; warp w owns rows
+ * [16 w, 16 w + 16), those of wgmma's m64 accumulators. Shared memory (1024-aligned, swizzled in
+ * chunks of 64 columns): Q, STAGES K tiles, STAGES V tiles, the mbarriers. Per K/V tile: wait for
+ * its stage; S = Q K^T; masks and online softmax on the accumulators; P, packed in registers, is
+ * wgmma's A for O += P V; a block barrier, and thread 0 refills the stage. */
 #ifndef TMA_WGMMA_CUH
 #define TMA_WGMMA_CUH
 
@@ -53,32 +44,20 @@ static __device__ __forceinline__ uint32_t pack2(float lo, float hi)
     }
 }
 
-/* What the softmax of a tile multiplies by: S into log2 units (sl2), an offset of the exponents (lr)
- * and a factor of their row sums (ir). A tile that stores its operands scaled folds its descales
- * into them (07g); here S times scale log2(e), and nothing else. */
+/* What a tile's softmax multiplies by: S into log2 units (sl2), an offset of the exponents (lr), a
+ * factor of their sums (ir). A tile with scaled operands folds its descales in (07g). */
 typedef struct f3_factors {
     float sl2, lr, ir;
 } f3_factors;
 
-/* The tile table: the sizes per head dim, in one place (as ThunderKittens' tile-dims struct). A head
- * dim d (a multiple of 8 up to 256) runs in the tile of the next DK in {64, 96, 128, 192, 256}; the
- * columns from d up are zero-filled by TMA and never written out.
- *   DK      the columns S = Q K^T reads: DK / 16 k16 steps. CH: 64-column chunks of a row.
- *   DV      the columns of O += P V (= DK): one wgmma of N = DV per k16 step. At d = 96 the wgmma
- *           reads the second chunk's first 32 columns, and O takes 48 registers, not 64.
- *   BC      keys per K/V tile: the largest that leaves two stages in shared memory (FlashAttention-3's
- *           choices: 128 up to d = 128, 112 at 192, 80 at 256); WIDE (d = 128, not causal) takes its
- *           wider non-causal tile, 176; three consumers at d = 96 take 96 (registers, below).
- *   CW      consumer warpgroups, 64 query rows each. Three at d = 64 and 96 (FlashAttention-3's
- *           192-row tile) where the rows allow it (f3_pick, fa3.cu): the softmax costs more per FLOP
- *           at small d, and a third warpgroup gives the SM more of it to interleave with the products.
- *           A consumer then has 160 registers instead of 240 (REGS, from 07b on).
- *   STAGES  K/V stages: as many as fit, at most 3; two with three consumers at d = 96.
- *   O_SEP   07e stages O in shared memory of its own where that still fits (O_STAGES: else over one
- *           or all of the V stages).
- *   BF16    the storage type: bfloat16, else float16.
- * The tile also carries the forms of a tile step's pieces that depend on how its operands are
- * stored: the copies, the two products, P's packing. The FP8 step has its own tile (fp8.cuh). */
+/* The tile table, the sizes per head dim in one place. d runs in the tile of the next DK in {64, 96,
+ * 128, 192, 256}; TMA zero-fills the columns from d up. BC: keys per K/V tile, the most that leaves
+ * two stages (FlashAttention-3's: 128 up to d = 128, 112, 80), WIDE 176 at d = 128 not causal. CW:
+ * consumer warpgroups; three (192 rows) at d = 64 and 96 where the rows allow it (f3_pick), since
+ * the softmax weighs more at small d; each then has 160 registers, not 240, and at d = 96 BC = 96.
+ * STAGES: as many as fit, at most 3. O_SEP: 07e stages O in space of its own where it fits (else
+ * O_STAGES of the V stages). The members are the pieces of a tile step that depend on how the
+ * operands are stored: the copies, the two products, P's packing (07g has its own tile). */
 template <int DK_, bool WIDE, int CW_, bool BF16_>
 struct f3_tile {
     static constexpr bool BF16 = BF16_;
@@ -100,8 +79,7 @@ struct f3_tile {
 
     struct scales {};                                  /* nothing per row beyond O, m and l */
 
-    /* The copies of the Q tile (rows m0.. of plane bh) and of K/V tile j (plane kvp), a box per 64
-     * columns, counted on bar. */
+    /* The copies of Q (rows m0.. of plane bh) and of K/V tile j (plane kvp), a box per 64 columns. */
     static __device__ __forceinline__ void copy_q(void *q, const CUtensorMap *map, uint64_t *bar, int m0, int bh)
     {
         for (int ch = 0; ch < CH; ch++) tma_load_3d(static_cast<__half *>(q) + ch * BR * 64, map, bar, ch * 64, m0, bh);
@@ -154,15 +132,14 @@ struct f3_tile {
     static __device__ __forceinline__ void tile_begin(R &, const C &, const f3_params &, int) {}   /* no per-tile data */
 };
 
-/* A warpgroup's 64 rows: O (float32), and per row (row0, row0 + 8) m and l, in registers. O's
- * element 4b + {0, 1} (+ {2, 3}: row0 + 8) is column 8b + 2c + {0, 1}, c = lane % 4. */
+/* A warpgroup's 64 rows in registers: O (element 4b + {0, 1}, + {2, 3} for row0 + 8, is column
+ * 8b + 2c + {0, 1}, c = lane % 4), and m and l of this thread's rows row0 and row0 + 8. */
 template <class T>
 struct f3_rows : T::scales {
     float o[T::DV / 2], m[2], l[2];
 };
 
-/* Where a block's tiles live: 1024-aligned shared memory, Q, the K stages, the V stages, 07e's O
- * staging space where it has its own (O_SEP), then the mbarriers. */
+/* A block's shared memory, 1024-aligned: Q, the K stages, the V stages, 07e's O (O_SEP), the mbarriers. */
 template <class T>
 struct f3_smem {
     unsigned char *base;
@@ -180,7 +157,7 @@ struct f3_smem {
     }
 };
 
-/* The copies of a block's Q tile and of K or V (V) tile j into dst, announcing their bytes on bar. */
+/* The copies of Q and of K or V tile j, their bytes announced on bar. */
 template <class T>
 static __device__ __forceinline__ void f3_load_q(const f3_smem<T> &sm, const CUtensorMap *tq, uint64_t *bar, int m0, int bh)
 {
@@ -206,17 +183,14 @@ static __device__ __forceinline__ void f3_rescale(f3_rows<T> &r, const float (&a
     }
 }
 
-/* Whether a warp keeps its rows' maxima this tile instead of taking the new ones: never here, the
- * online softmax as FlashAttention has it (07f's lazy rescale keeps them, lazy_rescale.cuh). */
+/* Whether a warp keeps its old maxima: never, as FlashAttention has it (07f's f3_lazy may). */
 struct f3_rescale_always {
     static __device__ __forceinline__ bool keep(const float (&)[2], const float (&)[2]) { return false; }
 };
 
-/* The softmax of one K/V tile, once S is in the accumulators: the masks (keys past M, the causal
- * corner), then the online softmax in log2 units as in rung 05: S becomes the unnormalised P and l is
- * updated. Returns whether O must be multiplied by alpha (its caller does it, when no product is
- * adding into O); the same for the whole warp. A row that has seen no key keeps m = -inf; its
- * exponentials are taken against 0. */
+/* The softmax of a K/V tile on S's accumulators: the masks (keys past M, the causal corner), then
+ * the online softmax in log2 units as in rung 05; S becomes P. Returns whether O must be multiplied
+ * by alpha (the caller does it, once no product adds into O). A row that saw no key keeps -inf. */
 template <class T, class K = f3_rescale_always>
 static __device__ __forceinline__ bool f3_softmax(f3_rows<T> &r, float (&s)[T::BC / 2], int key0, int row0, int m0,
                                                   const f3_params &p, float (&alpha)[2])
@@ -295,8 +269,7 @@ static __device__ __forceinline__ float f3_lse(float m, float l)
     return m != -INFINITY ? (m + log2f(l)) * LN2 : -INFINITY;
 }
 
-/* The rows' l summed across their quads; O / l and the LSE written straight from the registers;
- * rows past N and columns past d are not. */
+/* l summed over the row's quad; O / l and the LSE written from the registers (not past N or d). */
 template <class T>
 static __device__ __forceinline__ void f3_store(const f3_rows<T> &r, int row0, int bh, const f3_params &p)
 {
@@ -319,16 +292,14 @@ static __device__ __forceinline__ void f3_store(const f3_rows<T> &r, int row0, i
     }
 }
 
-/* The K/V tiles a query block of br rows at m0 reads: up to the keys its last row sees (bottom-right
- * causal). */
+/* The K/V tiles a block of br rows at m0 reads: up to the keys its last row sees (bottom-right). */
 static __device__ __forceinline__ int f3_tiles(const f3_params &p, int m0, int br, int bc)
 {
     const int kend = p.causal ? min(p.M, m0 + br + p.M - p.N) : p.M;
     return kend > 0 ? (kend + bc - 1) / bc : 0;
 }
 
-/* 07a: every thread computes; thread 0 also issues the copies. Barriers: Q's, then one per stage
- * for its K and V together. */
+/* 07a: every thread computes, thread 0 also copies. Barriers: Q's, then one per stage (K and V). */
 template <class T>
 __global__ void __launch_bounds__(128 * T::CW, 1)
 fa3_kernel(const __grid_constant__ CUtensorMap tq, const __grid_constant__ CUtensorMap tk,

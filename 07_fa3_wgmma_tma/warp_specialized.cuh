@@ -1,22 +1,12 @@
-/* Step 07b: warp specialization. 07a + one change in roles: a third warpgroup, the producer, only
- * issues the TMA copies; the consumer warpgroups only compute. The stages become rings with two
- * mbarriers per stage, one ring for K and one for V: "full" (the producer announces the bytes, TMA
- * completes them) and "empty" (each consumer warpgroup arrives once its last wgmma on the tile is
- * done). With K and V apart, a consumer starts S = Q K^T before V is there, and K goes back to the
- * producer as soon as S is done. The producer refills a stage as soon as every consumer has released
- * it, instead of at 07a's block-wide barrier, so a consumer that finishes a tile early goes on.
- * setmaxnreg moves registers from the producer, which needs few, to the consumers: 24 + 2 x 240 per
- * thread of each warpgroup (the 64 K a block has), or 24 + 3 x 160 with three consumers.
+/* Step 07b: warp specialization. 07a + one change in roles: a producer warpgroup only issues the
+ * TMA copies; the consumer warpgroups only compute. Each stage gets two mbarriers, "full" (TMA
+ * completes it) and "empty" (each consumer arrives when done with the tile), in a ring for K and one
+ * for V, so S starts before V lands and K goes back as soon as S is done. No block barrier: a
+ * consumer that is ahead goes on. setmaxnreg moves registers to the consumers (24 + 2 x 240).
  *
- * Block: 128 (CW + 1) threads; warpgroup 0 produces (one thread of it issues), consumer cw
- * (warpgroup cw + 1) owns rows [64 cw, 64 cw + 64) of the work tile. Shared memory as in 07a.
- *
- * This file is the skeleton every later step runs in (fa3_ws_kernel). Two policies, types given as
- * template parameters, are what the steps change:
- *   L  the consumer's loop over the K/V tiles of a work tile: f3_loop_ws here (one product after
- *      the other), 07c's turns, 07d's overlap;
- *   S  where work tiles come from and how O leaves: f3_grid here (the tile of blockIdx, O written
- *      from the registers), 07e's persistent schedule. */
+ * This is the skeleton every later step runs in (fa3_ws_kernel). It takes two policies as types:
+ * L, the consumer's loop over a work tile's K/V tiles (f3_loop_ws here; 07c's, 07d's), and S, where
+ * work tiles come from and how O leaves (f3_grid here: blockIdx's tile; 07e's f3_persistent). */
 #ifndef WARP_SPECIALIZED_CUH
 #define WARP_SPECIALIZED_CUH
 

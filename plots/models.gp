@@ -3,7 +3,7 @@
 # the best variant of each rung and each peer that ran it. Top: prefill, TFLOP/s; bottom: decode on
 # one shape (B = 16, M = 4096 keys), GB/s; log scales. A paged KV cache, or a storage type other
 # than bfloat16, is a bar of its own (rung 06 is the one rung that reads pages). A missing bar is a
-# refusal, a skip or a failure: the README's models table says which and why.
+# refusal, a skip or a failure: the models table in NOTES.md says which and why.
 load "plots/common.gp"
 F = models
 TITLE = DEVICE . ": the open models' attention shapes, the best variant of each rung"
@@ -87,7 +87,7 @@ do for [p = 1:2] {
 unset label; unset arrow; unset title; unset xlabel; unset ylabel; unset logscale; unset border; unset tics; unset grid
 set lmargin at screen 0.80; set rmargin at screen 0.99; set tmargin at screen top(0.87); set bmargin at screen 0.02
 set key at screen 0.805, screen top(0.87) left top Left reverse samplen 1.5 spacing 1.25 font F10
-set label "each bar: the best variant of the rung\n(its id over the bar when the rung has\nseveral); no bar: refused, skipped or\nfailed (the README's models table\nsays why)" \
+set label "each bar: the best variant of the rung\n(its id over the bar when the rung has\nseveral); no bar: refused, skipped or\nfailed (NOTES.md's models table\nsays why)" \
   at screen 0.805, screen top(0.87) - (NB + 2) * 21.0 / HEIGHT left front tc rgb MUTED font F9
 plot [0:1][0:1] NaN notitle, for [j = 1:NB] keyentry with boxes fs solid 1.0 lc rgb barcolour(word(BARS, j)) \
        title barname(word(BARS, j))

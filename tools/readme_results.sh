@@ -286,6 +286,11 @@ generate() {  # SPEC ("NAME key=value ...") -> the block's text on stdout, or 1 
 }
 # ---- --print SPEC: one block's text on stdout (make's tour prints its table so) ----------------
 [ "${1:-}" = --print ] && { why=""; generate "${2:-}" && exit 0; echo "readme_results: no ${2%% *} block: ${why:-see above}" >&2; exit 1; }
+# A block in a README.md names no commit (the lesson format): its CSVs carry them, NOTES.md may name them.
+nocommit() {
+  sed -E -i 's/,? one run, commit [0-9a-f]{7,40}/, one run/g; s/rows from the runs at commits [0-9a-f]{7,40}(, [0-9a-f]{7,40})*/rows from several runs/g;
+             s/ at commits? [0-9a-f]{7,40}(( and|,) [0-9a-f]{7,40})*//g; s/;? commit [0-9a-f]{7,40}//g' "$1"
+}
 # ---- each README: its markers numbered in file order (an unclosed or nested block leaves it alone), each block made, spliced in
 status=0; mapfile -t readmes < <(find . -name '*.md' -not -path './.git/*' -not -path './build/*' -not -path './results/*' -print | sed 's|^\./||' | sort)
 for md in ${readmes[@]+"${readmes[@]}"}; do
@@ -301,6 +306,7 @@ for md in ${readmes[@]+"${readmes[@]}"}; do
   for sf in "$TMP"/spec.*; do
     [ -f "$sf" ] || continue; i=${sf##*.} spec=$(cat "$sf") why=""
     if generate "$spec" > "$TMP/block.$i" 2> "$TMP/err.$i" && ! grep -q '^<!-- /results -->' "$TMP/block.$i"; then done_+=("${spec%% *}")
+      case $md in README.md|*/README.md) nocommit "$TMP/block.$i" ;; esac   # a lesson names no commit: its CSV does
     else [ -z "$why" ] && why=$(cat "$TMP/block.$i" "$TMP/err.$i" | grep -m 1 .); kept+=("${spec%% *} (${why:-no text})"); rm -f "$TMP/block.$i"; fi
   done
   awk -v T="$TMP" '/^<!-- results:.*-->[[:space:]]*$/ { n++; print; inb = 1; old = new = ""; f = T "/block." n; has = 0

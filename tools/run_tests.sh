@@ -21,7 +21,7 @@ section() {
   f=$(printf '%s\n' "$out" | grep -c '^FAIL ')
   s=$(printf '%s\n' "$out" | grep -c '^skip ')
   [ $rc -ne 0 ] && [ "$f" -eq 0 ] && { echo "FAIL $1 exited $rc"; f=1; }
-  [ "$p" -eq 0 ] && [ "$f" -eq 0 ] && { echo "FAIL $1 printed no result"; f=1; }
+  [ "$p" -eq 0 ] && [ "$f" -eq 0 ] && [ "$s" -eq 0 ] && { echo "FAIL $1 printed no result"; f=1; }
   echo "   $p passed, $f failed$([ "$s" -gt 0 ] && echo ", $s skipped")"
   count "$p" "$f" "$s"
 }
@@ -60,7 +60,7 @@ section tests/paths.sh
 echo "== profile CSV and roofline (tests/profile.sh)"
 section tests/profile.sh
 
-# --- 2d. The models sweep: the README's models block and plot made of a synthetic CSV
+# --- 2d. The models sweep: NOTES.md's models block and plot made of a synthetic CSV
 #         (tests/data/models-synthetic.csv), and the peers' reading of sweeps/models.txt ---
 echo "== models table and plot (tests/models.sh)"
 section tests/models.sh
@@ -86,6 +86,15 @@ section tests/prose_numbers.sh
 #         headings in order and its reading-order anchors defined where they point, a notebook per rung ---
 echo "== the lesson format: READMEs and notebooks (tests/lesson.sh)"
 section tests/lesson.sh
+
+# --- 2j. Rung 07 in step order: each step's file includes the one before, no declaration of a later
+#         step's function, no FP8 in the 16-bit files (tests/rung07_layout.sh) ---
+echo "== rung 07 in step order (tests/rung07_layout.sh)"
+section tests/rung07_layout.sh
+
+# --- 2k. 07d's overlap in the machine code, where this machine has cuobjdump (tests/sass_overlap.sh) ---
+echo "== 07d's overlap in the SASS (tests/sass_overlap.sh)"
+section tests/sass_overlap.sh
 
 # --- 3. Plots draw from the committed results (needs gnuplot) ---
 echo "== plots from results/"
