@@ -289,6 +289,7 @@ generate() {  # SPEC ("NAME key=value ...") -> the block's text on stdout, or 1 
 # A block in a README.md names no commit (the lesson format): its CSVs carry them, NOTES.md may name them.
 nocommit() {
   sed -E -i 's/,? one run, commit [0-9a-f]{7,40}/, one run/g; s/rows from the runs at commits [0-9a-f]{7,40}(, [0-9a-f]{7,40})*/rows from several runs/g;
+             s/rows (([0-9a-z-]+ )+at commit [0-9a-f]{7,40}(; )?){2,}/rows from several runs (the CSV names their commits)/g;
              s/ at commits? [0-9a-f]{7,40}(( and|,) [0-9a-f]{7,40})*//g; s/;? commit [0-9a-f]{7,40}//g' "$1"
 }
 # ---- each README: its markers numbered in file order (an unclosed or nested block leaves it alone), each block made, spliced in
