@@ -117,7 +117,7 @@ typedef struct check_result {
 } check_result;
 
 /* Tolerance on rel_err for the storage type: 2e-3 float16, 1e-2 bfloat16 (the course's pass rule),
- * CHECK_E4M3_TOLERANCE for float8 e4m3 compute (07_fa3_wgmma_tma/README.md argues it). */
+ * CHECK_E4M3_TOLERANCE for float8 e4m3 compute (07_fa3_wgmma_tma/NOTES.md argues it). */
 double check_tolerance(attn_dtype t);
 #define LSE_TOLERANCE 1e-3
 /* ... and on every row's |LSE - ref|: LSE_TOLERANCE, but for e4m3 CHECK_E4M3_LSE_MAX, with the

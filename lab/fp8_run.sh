@@ -8,14 +8,15 @@
 # the script works from its own folder, builds only what it runs, and takes the commit from COMMIT.
 #
 #   build     make -j16 of rung 07's and rung 00's binaries only (not the whole ladder: rung 06 alone
-#             takes minutes); about 60-90 s, fa3.cu being one translation unit
+#             takes minutes); about 60-90 s, timed when fa3.cu was rung 07's one translation unit
+#             (since issue 34 the FP8 step is fp8.cu, a second one)
 #   matrix    first a smoke run of each 07g kernel: DK = 64 with two and three consumers, 128 with
 #             128- and 192-key tiles, 256 (15 s each at most: a hang shows here,
 #             and the later steps then leave 07g out), then 07g and 07f on every line of
 #             tests/gpu_cases.txt, --no-time, as make test runs them: 07g must pass every dtype=e4m3
 #             line and refuse every other with a reason; 07f the reverse -> fp8-matrix-07g.csv,
 #             -07f.csv, counts in the summary. A FAIL here is the first thing to look at
-#             (07_fa3_wgmma_tma/README.md, 07g, "Running it, and reading a failure"); 30-60 s
+#             (07_fa3_wgmma_tma/NOTES.md, 07g, "Running it, and reading a failure"); 30-60 s
 #   sanitize  compute-sanitizer on 07g, most telling first: memcheck and racecheck at d = 128 with
 #             192-key tiles (causal, GQA, a tail; V in three 64-key chunks), racecheck with 128-key
 #             tiles, memcheck at d = 64 with three consumers and racecheck with two (the 64B-swizzled

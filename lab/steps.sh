@@ -1,5 +1,6 @@
-# The skeleton shared by lab/fp8_run.sh and lab/fp8_hold_ab.sh, sourced by them: one device call
-# split into steps, each under a cap, all within one deadline, every command under `timeout`.
+# The skeleton of lab/fp8_run.sh, sourced by it (and by fp8_hold_ab.sh, which lived in lab/ until
+# commit 9e2d1a6): one device call split into steps, each under a cap, all within one deadline,
+# every command under `timeout`.
 #
 #   . "$(dirname "$0")/steps.sh"; lab_start NAME DEADLINE      (before anything else of the script)
 #

@@ -2,7 +2,7 @@
 # <gpu>-backward.png: rung 08's backward pass, TFLOP/s against N (= M) for rung 08's steps (08a-08d) and PyTorch's
 # backward (torch-flash, torch-cudnn) over the backward sweep (sweeps/backward.txt, 16k tokens), a
 # row of panels per head dim (64, 128), non-causal left and causal right, float16 (the sweep's two
-# bfloat16 lines are left out: the note says so, 08's README has them). TFLOP/s count 2.5x the
+# bfloat16 lines are left out: the note says so, 08's NOTES.md has them). TFLOP/s count 2.5x the
 # forward's FLOPs, causal only the unmasked half (common/attn.h: attn_bwd_flops).
 load "plots/common.gp"
 F = backward; eval meta(F)
@@ -13,5 +13,5 @@ sel(p) = column("d") == (p <= 2 ? 64 : 128) && column("causal") == 1 - p % 2 && 
 yv(p) = ok(0) ? column("tflops") : NaN
 XLABEL = sprintf("N = M (tokens per sequence; B·N = %d)", TOKENS); YLABEL = "TFLOP/s (2.5x the forward's FLOPs, log scale)"
 set logscale x 2; set logscale y 10; set format y "%g"; set grid xtics ytics mytics lc rgb GRIDC
-NOTEX = "bfloat16 rows (N = 4096)\nleft out: 08's README\nhas them"
+NOTEX = "bfloat16 rows (N = 4096)\nleft out: 08's NOTES.md\nhas them"
 load "plots/series.gp"

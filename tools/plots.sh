@@ -51,7 +51,7 @@ provenance() {  # "<csv> (measured at commit C on D; rerun: the last rerun line 
 }
 ids() {  # ids with an ok row, rungs in ladder order (a bare "06" after its lettered variants), then peers;
   # float8 e4m3 rows (rung 07's FP8 step, 07g) are not the ladder's: left out, so that the last 16-bit
-  # variant still names its rung and no plot draws an FP8 row among 16-bit ones (07's README has them)
+  # variant still names its rung and no plot draws an FP8 row among 16-bit ones (07's NOTES.md has them)
   for f; do sed '/^#/d' "$f" | awk -F, 'NR == 1 { for (i = 1; i <= NF; i++) { if ($i == "status") s = i; if ($i == "dtype") t = i }; next }
                                          (!s || $s == "ok") && !(t && $t == "e4m3") { print $1 }'; done | tr -d '\r' | grep -v -e '^ceiling-' -e '^$' |
     sed 's/^[0-9][0-9]$/&~/' | LC_ALL=C sort -u | sed 's/~$//' | tr '\n' ' '
