@@ -31,5 +31,5 @@ done
 sixteen=("$R/fa3.cu" "$R/fa3.h" "${steps[@]/#/$R/}")
 fp8=$(grep -nE 'FP8|f8_|e4m3' "${sixteen[@]}" common/hopper.cuh | grep -v 'rung_fp8_variants')
 [ -z "$fp8" ] && ok "the 16-bit files and common/hopper.cuh name nothing of the FP8 step" || bad "FP8 in a 16-bit file: $fp8"
-echo "note: the 16-bit files of rung 07 and common/hopper.cuh: $(cat "${sixteen[@]}" common/hopper.cuh | wc -l) lines (issue 34 asks for at most 1,250)"
+echo "note: the 16-bit files of rung 07 and common/hopper.cuh: $(cat "${sixteen[@]}" common/hopper.cuh | wc -l) lines (issue 34 asks for at most 1,250); the kernels' path alone (the step files and common/hopper.cuh, no host code): $(cat "${steps[@]/#/$R/}" common/hopper.cuh | wc -l)"
 exit $fail
