@@ -72,66 +72,7 @@ static __device__ __forceinline__ __half *f3_o_stage(const f3_smem<T> &sm, uint3
     return sm.v(0);
 }
 
-/* The producer stores the pending O once the consumers have staged it (its first lane: one TMA copy
- * per 64 columns), and hands the staging space back once TMA has read it. */
-template <class T>
-static __device__ __forceinline__ void f3_store_o(const f3_smem<T> &sm, const CUtensorMap *to, f3_pending &o)
-{
-    if (o.k < 0) return;
-    uint64_t *bar = sm.bar();
-    const __half *src = f3_o_stage(sm, o.it_next);
-    mbar_wait(&bar[F3_OFULL], o.k & 1);
-    if (threadIdx.x == 0) {
-        for (int ch = 0; ch < T::CH; ch++) tma_store_3d(to, src + ch * T::BR * 64, ch * 64, o.m0, o.bh);
-        bulk_commit();
-        bulk_wait_read<0>();
-        mbar_arrive(&bar[F3_OEMPTY]);
-    }
-    __syncwarp();
-    o.k = -1;
-}
-
-/* Before a V load into stage s: the pending O leaves first if it is staged there. */
-template <class T>
-static __device__ __forceinline__ void f3_store_before(const f3_smem<T> &sm, const CUtensorMap *to, f3_pending &o, int s)
-{
-    if (o.k < 0 || T::O_SEP) return;
-    if (T::O_STAGES == 1 && s != (int)((o.it_next + T::STAGES - 1) % T::STAGES)) return;
-    f3_store_o<T>(sm, to, o);
-}
-
-/* A consumer's part of O / l into the staging layout (Q's: BR rows of 64-column chunks, 128B
- * swizzled), and its rows' LSE. Over V stages, both consumers' last P V must be done first; the
- * previous tile's O must have left. */
-template <class T>
-static __device__ __forceinline__ void f3_epilogue(const f3_rows<T> &r, const f3_cons<T> &c, const f3_params &p, int k)
-{
-    uint64_t *bar = c.sm.bar();
-    const int cq = threadIdx.x % 4;
-    if (!T::O_SEP) bar_sync<F3_EPILOGUE, T::CW * 128>();
-    if (k > 0) mbar_wait(&bar[F3_OEMPTY], (k - 1) & 1);
-    unsigned char *o = reinterpret_cast<unsigned char *>(f3_o_stage(c.sm, c.it0 + c.n));
-#pragma unroll
-    for (int hi = 0; hi < 2; hi++) {
-        float l = r.l[hi];
-        l += __shfl_xor_sync(0xffffffffu, l, 1);
-        l += __shfl_xor_sync(0xffffffffu, l, 2);
-        const float inv = r.m[hi] != -INFINITY ? T::o_scale(r) / l : 0.0f;   /* a scaled tile's descale too */
-        const int row = c.row0 - c.m0 + hi * 8;                         /* in the tile; row % 8 = lane / 4 */
-        unsigned char *orow = o + row * 128 + cq * 4;
-#pragma unroll
-        for (int i = 0; i < T::DV / 2; i += 4) {
-            const int blk = i / 4;                                      /* 8-column block: chunk blk / 8, unit blk % 8 */
-            *reinterpret_cast<uint32_t *>(orow + (blk / 8) * T::BR * 128 + (((blk % 8) ^ (row % 8)) * 16)) =
-                pack2<T::BF16>(r.o[i + 2 * hi] * inv, r.o[i + 2 * hi + 1] * inv);
-        }
-        if (cq == 0 && c.row0 + hi * 8 < p.N) p.lse[(size_t)c.bh * p.N + c.row0 + hi * 8] = f3_lse(r.m[hi], l);
-    }
-    fence_proxy_async();                        /* the stores above are read next by TMA */
-    mbar_arrive(&bar[F3_OFULL]);
-}
-
-/* 07e's schedule for 07b's skeleton (warp_specialized.cuh's f3_grid has the hooks' meaning). */
+/* 07e's schedule for 07b's skeleton (warp_specialized.cuh's f3_grid says what each hook is for). */
 template <class T>
 struct f3_persistent {
     typedef f3_pending pending;
@@ -152,29 +93,76 @@ struct f3_persistent {
     {
         return __shfl_sync(0xffffffffu, lead ? f3_next_tile(p, t) : 0, 0);
     }
+
+    /* The producer stores the pending O once the consumers have staged it (its first lane: one TMA
+     * copy per 64 columns), and hands the staging space back once TMA has read it. */
+    static __device__ __forceinline__ void store_o(const f3_smem<T> &sm, const CUtensorMap *to, pending &o)
+    {
+        if (o.k < 0) return;
+        uint64_t *bar = sm.bar();
+        const __half *src = f3_o_stage(sm, o.it_next);
+        mbar_wait(&bar[F3_OFULL], o.k & 1);
+        if (threadIdx.x == 0) {
+            for (int ch = 0; ch < T::CH; ch++) tma_store_3d(to, src + ch * T::BR * 64, ch * 64, o.m0, o.bh);
+            bulk_commit();
+            bulk_wait_read<0>();
+            mbar_arrive(&bar[F3_OEMPTY]);
+        }
+        __syncwarp();
+        o.k = -1;
+    }
+    /* Before a V load into stage s: the pending O leaves first if it is staged there. */
     static __device__ __forceinline__ void before_v(const f3_smem<T> &sm, const CUtensorMap *to, pending &o, int s)
     {
-        f3_store_before<T>(sm, to, o, s);
+        if (o.k < 0 || T::O_SEP) return;
+        if (T::O_STAGES == 1 && s != (int)((o.it_next + T::STAGES - 1) % T::STAGES)) return;
+        store_o(sm, to, o);
     }
-    /* the last tile's O, if still there, leaves; this tile's is staged by the consumers at its end */
+    /* The last tile's O, if still there, leaves; this tile's is staged by the consumers at its end. */
     static __device__ __forceinline__ void tile_end(const f3_smem<T> &sm, const CUtensorMap *to, pending &o, int k,
                                                     const f3_work &w, uint32_t it_next)
     {
-        f3_store_o<T>(sm, to, o);
+        store_o(sm, to, o);
         o = {k, w.m0, w.bh, it_next};
     }
     static __device__ __forceinline__ void finish(const f3_smem<T> &sm, const CUtensorMap *to, pending &o,
                                                   const f3_params &p, bool lead)
     {
-        f3_store_o<T>(sm, to, o);
+        store_o(sm, to, o);
         if (lead) {
             bulk_wait<0>();                       /* the last O is written before the block ends */
             f3_schedule_done(p);
         }
     }
+
+    /* A consumer's part of O / l into the staging layout (Q's: 64-column chunks, 128B swizzled), and
+     * its rows' LSE. Over V stages, both consumers' last P V must be done first; the previous
+     * tile's O must have left. */
     static __device__ __forceinline__ void epilogue(const f3_rows<T> &r, const f3_cons<T> &c, const f3_params &p, int k)
     {
-        f3_epilogue<T>(r, c, p, k);
+        uint64_t *bar = c.sm.bar();
+        const int cq = threadIdx.x % 4;
+        if (!T::O_SEP) bar_sync<F3_EPILOGUE, T::CW * 128>();
+        if (k > 0) mbar_wait(&bar[F3_OEMPTY], (k - 1) & 1);
+        unsigned char *o = reinterpret_cast<unsigned char *>(f3_o_stage(c.sm, c.it0 + c.n));
+#pragma unroll
+        for (int hi = 0; hi < 2; hi++) {
+            float l = r.l[hi];
+            l += __shfl_xor_sync(0xffffffffu, l, 1);
+            l += __shfl_xor_sync(0xffffffffu, l, 2);
+            const float inv = r.m[hi] != -INFINITY ? T::o_scale(r) / l : 0.0f;   /* a scaled tile's descale too */
+            const int row = c.row0 - c.m0 + hi * 8;                         /* in the tile; row % 8 = lane / 4 */
+            unsigned char *orow = o + row * 128 + cq * 4;
+#pragma unroll
+            for (int i = 0; i < T::DV / 2; i += 4) {
+                const int blk = i / 4;                                      /* 8-column block: chunk blk / 8, unit blk % 8 */
+                *reinterpret_cast<uint32_t *>(orow + (blk / 8) * T::BR * 128 + (((blk % 8) ^ (row % 8)) * 16)) =
+                    pack2<T::BF16>(r.o[i + 2 * hi] * inv, r.o[i + 2 * hi + 1] * inv);
+            }
+            if (cq == 0 && c.row0 + hi * 8 < p.N) p.lse[(size_t)c.bh * p.N + c.row0 + hi * 8] = f3_lse(r.m[hi], l);
+        }
+        fence_proxy_async();                        /* the stores above are read next by TMA */
+        mbar_arrive(&bar[F3_OFULL]);
     }
 };
 

@@ -203,20 +203,6 @@ static __device__ __forceinline__ void setmaxnreg_dec(void)
  *   wgmma_rs<N, BF16>(d, a, db, acc): A from registers (a[4], two elements per register, the
  *     accumulator layout of its 16 columns), B from shared memory N-major (O += P V).
  * acc = 0 overwrites d, 1 accumulates. The PTX text and its operand lists are wgmma_asm.h's. */
-#define WGMMA_SS_ASM(G, NS, TY) WGMMA_SS_GEN(G, NS, TY, "k16", ", 0, 0")
-#define WGMMA_RS_ASM(G, NS, TY) WGMMA_RS_GEN(G, NS, TY, "k16", ", 1")
-#define WGMMA_SS_TT_ASM(G, NS, TY) WGMMA_SS_GEN(G, NS, TY, "k16", ", 1, 1")
-/* One case per N = 16 G: the G-th line below picks the instruction for N. */
-#define WGMMA_BY_N(ASM, TY)                                                                           \
-    if constexpr (G == 1) ASM(1, "16", TY);  else if constexpr (G == 2) ASM(2, "32", TY);              \
-    else if constexpr (G == 3) ASM(3, "48", TY);   else if constexpr (G == 4) ASM(4, "64", TY);         \
-    else if constexpr (G == 5) ASM(5, "80", TY);   else if constexpr (G == 6) ASM(6, "96", TY);         \
-    else if constexpr (G == 7) ASM(7, "112", TY);  else if constexpr (G == 8) ASM(8, "128", TY);        \
-    else if constexpr (G == 9) ASM(9, "144", TY);  else if constexpr (G == 10) ASM(10, "160", TY);      \
-    else if constexpr (G == 11) ASM(11, "176", TY); else if constexpr (G == 12) ASM(12, "192", TY);     \
-    else if constexpr (G == 13) ASM(13, "208", TY); else if constexpr (G == 14) ASM(14, "224", TY);     \
-    else if constexpr (G == 15) ASM(15, "240", TY); else ASM(16, "256", TY);
-
 template <int N, bool BF16>
 static __device__ __forceinline__ void wgmma_ss(float (&d)[N / 2], uint64_t da, uint64_t db, int acc)
 {

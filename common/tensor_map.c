@@ -2,6 +2,7 @@
  * time through the runtime, so that no binary links libcuda (which a machine without a GPU lacks). */
 #include <cudaTypedefs.h>
 #include <cuda_runtime_api.h>
+#include <string.h>
 #include "tensor_map.h"
 
 /* A [planes][rows][cols] tensor of `esize`-byte elements, boxes of box_cols x box_rows of one plane,
@@ -41,4 +42,14 @@ const char *tensor_map_3d_u8(CUtensorMap *map, const void *base, int cols, int r
                              int box_rows)
 {
     return encode_3d(map, base, CU_TENSOR_MAP_DATA_TYPE_UINT8, 1, cols, rows, planes, box_cols, box_rows);
+}
+
+int tensor_map_cache_hit(tensor_map_cache *c, const void *key, size_t len)
+{
+    if (len > sizeof c->key) return c->valid = 0;   /* too long a key: never cached */
+    if (c->valid && memcmp(c->key, key, len) == 0) return 1;
+    memset(c->key, 0, sizeof c->key);
+    memcpy(c->key, key, len);
+    c->valid = 1;
+    return 0;
 }

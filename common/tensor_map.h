@@ -23,6 +23,17 @@ const char *tensor_map_3d(CUtensorMap *map, const void *base, attn_dtype dtype, 
 const char *tensor_map_3d_u8(CUtensorMap *map, const void *base, int cols, int rows, int planes, int box_cols,
                              int box_rows);
 
+/* Up to four tensor maps, kept while what they were built from stays the same, so that no host work
+ * sits between a rung's timing events. tensor_map_cache_hit: 1 if key (the buffers and sizes, len
+ * bytes, compared byte by byte: give it no padding) is what the maps were built from; else 0, and
+ * the key is remembered for the maps the caller builds now (after a failed build: valid = 0). */
+typedef struct tensor_map_cache {
+    unsigned char key[128];
+    int valid;
+    CUtensorMap m[4];
+} tensor_map_cache;
+int tensor_map_cache_hit(tensor_map_cache *c, const void *key, size_t len);
+
 #ifdef __cplusplus
 }
 #endif

@@ -87,4 +87,18 @@
     asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %5, 0;\nwgmma.mma_async.sync.aligned.m64n" NS      \
                  K ".f32." TY "." TY " {" WG_CAT##G(WG_RS_) "}, {%0, %1, %2, %3}, %4, p, 1, 1" IMM ";\n}\n" \
                  : "+r"(a0), "+r"(a1), "+r"(a2), "+r"(a3), "+l"(db), "+r"(acc), WG_OPS##G)
+#define WGMMA_SS_ASM(G, NS, TY) WGMMA_SS_GEN(G, NS, TY, "k16", ", 0, 0")
+#define WGMMA_RS_ASM(G, NS, TY) WGMMA_RS_GEN(G, NS, TY, "k16", ", 1")
+#define WGMMA_SS_TT_ASM(G, NS, TY) WGMMA_SS_GEN(G, NS, TY, "k16", ", 1, 1")
+/* One case per N = 16 G: the G-th line below picks the instruction for N. */
+#define WGMMA_BY_N(ASM, TY)                                                                           \
+    if constexpr (G == 1) ASM(1, "16", TY);  else if constexpr (G == 2) ASM(2, "32", TY);              \
+    else if constexpr (G == 3) ASM(3, "48", TY);   else if constexpr (G == 4) ASM(4, "64", TY);         \
+    else if constexpr (G == 5) ASM(5, "80", TY);   else if constexpr (G == 6) ASM(6, "96", TY);         \
+    else if constexpr (G == 7) ASM(7, "112", TY);  else if constexpr (G == 8) ASM(8, "128", TY);        \
+    else if constexpr (G == 9) ASM(9, "144", TY);  else if constexpr (G == 10) ASM(10, "160", TY);      \
+    else if constexpr (G == 11) ASM(11, "176", TY); else if constexpr (G == 12) ASM(12, "192", TY);     \
+    else if constexpr (G == 13) ASM(13, "208", TY); else if constexpr (G == 14) ASM(14, "224", TY);     \
+    else if constexpr (G == 15) ASM(15, "240", TY); else ASM(16, "256", TY);
+
 #endif
