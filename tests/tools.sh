@@ -169,6 +169,52 @@ else
   echo "skip make stage ARGS through make: no nvcc (the Makefile needs it)"
 fi
 
+# ---- every script in tools/ (issue 35): --help and -h print its usage, its header comment, and exit
+#      0; an unknown argument is refused in one line (exit 2) before its job starts (no test run, no
+#      tour, no plot drawn, no device probed: the output is that line alone). tools/args.sh is
+#      sourced by the others, not run; estimate.awk and roofline.awk are awk programs (awk -f) with
+#      no command line of their own; peers.py is tests/cli.sh's. A run_tests.sh that ran its job on
+#      --help would run this file again: the nested copy skips it (TOOLS_SH_NESTED) ----
+if [ -n "${TOOLS_SH_NESTED:-}" ]; then
+  echo "skip tools/*.sh --help: nested inside tools/run_tests.sh --help, which ran the tests"
+else
+  export TOOLS_SH_NESTED=1
+  for s in tools/*.sh; do
+    [ "$s" = tools/args.sh ] && continue
+    want=$(awk 'NR == 1 { next } /^#/ { sub(/^# ?/, ""); print; next } { exit }' "$s")
+    for h in --help -h; do
+      out=$(PLOTS_OUT=$tmp/png ATTN_NO_INSTALL=1 timeout 60 "$s" $h 2>&1); rc=$?
+      check "$s $h: its usage (the header comment), exit 0, nothing run" "$rc:$out" "0:$want"
+    done
+    for bad in --bogus $'\e[2J'; do
+      out=$(PLOTS_OUT=$tmp/png ATTN_NO_INSTALL=1 timeout 60 "$s" "$bad" 2>&1); rc=$?
+      check "$s $(printf '%q' "$bad"): refused in one line (exit 2), its job not started" "$rc:$(printf '%s\n' "$out" | wc -l)" "2:1"
+    done
+    contains "... naming it" "$(PLOTS_OUT=$tmp/png timeout 60 "$s" --bogus 2>&1)" "unknown argument '--bogus'"
+    out=$(PLOTS_OUT=$tmp/png timeout 60 "$s" $'\e[2J' 2>&1)
+    check "... an escape byte in it shown escaped, not sent to the terminal" "$(printf '%s' "$out" | grep -c $'\e'):$(printf '%s' "$out" | grep -cF '[2J')" "0:1"
+  done
+  check "... and no plot drawn by any of them" "$(ls "$tmp/png" 2>/dev/null | wc -l)" 0
+  unset TOOLS_SH_NESTED
+fi
+for b in cpu_tests splits_sim; do
+  if [ -x "build/bin/$b" ]; then
+    out=$(timeout 60 "build/bin/$b" --help 2>&1); rc=$?
+    check "build/bin/$b --help: its usage, exit 0" "$rc:$(printf '%s\n' "$out" | sed -n 1p)" "0:usage: $b$([ $b = splits_sim ] && echo ' [--summary]')"
+    out=$(timeout 60 "build/bin/$b" --bogus 2>&1); rc=$?
+    check "build/bin/$b --bogus: refused in one line (exit 2), no test run" "$rc:$out" \
+      "2:$b: unknown argument '--bogus' ($([ $b = splits_sim ] && echo 'allowed: --summary, --help' || echo 'it takes none; --help shows its usage'))"
+  else
+    echo "skip build/bin/$b --help: not built"
+  fi
+done
+out=$(RUNG_ARGS='"a' tools/run_tests.sh 2>&1); rc=$?
+check "make test RUNG_ARGS='\"a': refused in one line (exit 2) before any test" "$rc:$(printf '%s\n' "$out" | wc -l)" "2:1"
+for e in "SWEEPS=nosuch" "SWEEPS=*" "RUNGS=5x" "LADDER_ARGS=\"a"; do
+  out=$(env "$e" tools/ladder.sh 2>&1); rc=$?
+  check "make ladder $e: refused in one line (exit 2), before the device check" "$rc:$(printf '%s\n' "$out" | wc -l):$(printf '%s' "$out" | grep -c 'CUDA device')" "2:1:0"
+done
+
 # ---- tools/readme_results.sh --help: help, and no README touched ----
 before=$(find . -name '*.md' -not -path './build/*' -exec cksum {} + | sort)
 out=$(tools/readme_results.sh --help 2>&1); rc=$?

@@ -4,7 +4,7 @@
 #   tool_noargs "$@"        for a script that takes no argument: --help or -h prints its usage
 #                           (exit 0); anything else is refused (exit 2) before the script does a thing
 #   tool_usage              print the script's usage, its header comment (the # lines after line 1), exit 0
-#   tool_refuse ARG ALLOWED one line on stderr, "tools/NAME: unknown argument 'ARG' (ALLOWED)", exit 2
+#   tool_refuse ARG ALLOWED one line on stderr, "tools/<name>: unknown argument 'ARG' (ALLOWED)", exit 2
 #   tool_shown TEXT         TEXT as a message shows it: in single quotes, each control byte (a newline,
 #                           an escape) as \xNN, cut after 200 characters with "..."
 #   tool_words TEXT         TEXT into the array WORDS, split as below; 1 (WORDS_ERR says why) on an
