@@ -146,7 +146,7 @@ $(foreach v,$(USER_VARS),$(if $(filter command environment,$(firstword $(origin 
 # Rung N's binary (make stage), or every binary (make profile), is built only for one number that
 # N does not contradict: else nothing is built before the script says what it expected. make reads
 # a word that starts with - as its own option before this file is read: make stage -1 gets make's
-# "invalid option" and its usage, and nothing here runs.
+# "invalid option" and its usage, and nothing here runs (after --, make stage -- -1, it is a goal).
 no_digits = $(subst 0,,$(subst 1,,$(subst 2,,$(subst 3,,$(subst 4,,$(subst 5,,$(subst 6,,$(subst 7,,$(subst 8,,$(subst 9,,$(1)))))))))))
 ifneq ($(filter stage profile,$(firstword $(MAKECMDGOALS))),)
   RUNG_GOALS := $(wordlist 2,$(words $(MAKECMDGOALS)),$(MAKECMDGOALS))

@@ -165,6 +165,9 @@ if command -v "${NVCC:-nvcc}" >/dev/null; then
   out=$(mks stage -1); rc=$?
   check "make stage -1: make's own 'invalid option' (it parses -1 before the Makefile), exit 2, nothing run" \
     "$rc:$(printf '%s\n' "$out" | grep -c "invalid option"):$(argv_of "$out")" "2:1:"
+  out=$(mks stage -- -1); rc=$?
+  check "make stage -- -1 (after --, -1 is a goal): our one line, exit 2" "$rc:$(printf '%s\n' "$out" | sed -n 1p)" \
+    "2:make stage: expected a rung number, got '-1'; the rungs are $rungs"
 else
   echo "skip make stage ARGS through make: no nvcc (the Makefile needs it)"
 fi

@@ -32,7 +32,8 @@
 # one word (make profile: or none). Two words (make stage 5 6), two different numbers (make stage 5
 # N=6) or a word that is not a number (make stage abc, make stage "1; echo hi") are refused in one
 # line. make reads a word that starts with - as an option of its own, before the Makefile is read:
-# make stage -1 gets make's own "invalid option" and usage (exit 2), and nothing of this project runs.
+# make stage -1 gets make's own "invalid option" and usage (exit 2), and nothing of this project runs
+# (after --, make stage -- -1, it is a goal, and refused here).
 
 TOOL_SELF=$(cd "$(dirname "$0")" && pwd)/$(basename "$0")
 TOOL_NAME=tools/$(basename "$0")

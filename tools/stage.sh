@@ -18,7 +18,8 @@
 # make stage refuses two rung numbers (make stage 5 6), a second one in N (make stage 5 N=6) and a
 # word that is not a number (make stage abc), each in one line (exit 2), building nothing. make reads
 # a word that starts with - as an option of its own before the Makefile is read: make stage -1 gets
-# make's "invalid option" and its usage (exit 2), and nothing of this project runs.
+# make's "invalid option" and its usage (exit 2), and nothing of this project runs (make stage -- -1
+# hands it on, and it is refused here).
 #
 # Exit: 0 every variant ran and passed, or refused the shape by design (the binary's exit 3, an
 #       'unsupported' row: an FP8 step given 16-bit inputs, say), at least one of them ran;
