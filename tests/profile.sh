@@ -6,6 +6,7 @@
 # the rows, and plots/<gpu>-roofline.png drawn from them (where gnuplot is). Prints "ok <name>" or
 # "FAIL <name>: <why>" per check.
 . "$(dirname "$0")/lib.sh"   # set -u, cd to the root, $tmp, check/has/contains
+unset N MAKE_RUNG_GOALS MAKE_RUNG_N_FROM   # what make hands tools/profile.sh: not for these checks
 
 near() {  # near NAME GOT WANT: equal to 1e-6 relative
   if awk -v g="$2" -v w="$3" 'BEGIN { d = g - w; if (d < 0) d = -d; exit !(g != "" && d <= 1e-6 * (w < 0 ? -w : w) + 1e-12) }'; then

@@ -5,6 +5,8 @@
 # exit codes (issue 34: one header; a fake rung's variants); tools/readme_results.sh --help prints
 # help and rewrites nothing. Prints "ok NAME" or "FAIL NAME: why" per check.  Usage: tests/tools.sh
 . "$(dirname "$0")/lib.sh"
+# what make hands the tools (a make test N=3, or an ARGS in the caller's environment, must not reach these checks)
+unset ARGS N SWEEPS RUNGS LADDER_ARGS RUNG_ARGS MAKE_RUNG_GOALS MAKE_RUNG_N_FROM
 probe=$(build/bin/00_baseline --probe 2>/dev/null || echo none)
 
 # ---- make without gnuplot: what `make` runs after the build (tools/tour.sh), with a PATH that has

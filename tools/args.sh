@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # What the scripts of tools/ share about their command line. Sourced, not run, before the script
 # changes folder:  . "$(dirname "$0")/args.sh"
 #
