@@ -15,7 +15,7 @@
 #                                    and V, timed like a rung; ceilings: the two ceilings); their
 #                                    old rows are replaced and the other rows (and ceilings) kept,
 #                                    with a '# rerun' line
-#   LADDER_ARGS="--warmup 5"         more arguments for every rung (split as a shell splits words,
+#   LADDER_ARGS="--runs 50"          more arguments for every rung (split as a shell splits words,
 #                                    nothing expanded: tools/args.sh)
 #   --if-device                      say "no CUDA device" and succeed without one
 #   --help, -h                       this text
