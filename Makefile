@@ -4,7 +4,8 @@
 #                      peers on the ladder table's two shapes -> results/<gpu>-tour.csv, the table
 #                      printed; tools/tour.sh), or say there is none; then draw plots
 #   make stage 3       build and run one rung on its default shape, one it runs (also: make stage N=3)
-#   make stage 3 ARGS="--n 8192 --causal"
+#   make stage 3 ARGS="--n 8192 --causal"     ARGS split as a shell would, nothing in it run or
+#                      expanded: ARGS='--csv "my file.csv"' passes --csv and my file.csv (tools/args.sh)
 #   make test          CPU tests and the fuzz test always; the GPU correctness matrix when a device is present
 #   make ladder        every rung over the sweeps -> results/<gpu>-<sweep>.csv (needs a GPU; says first
 #                      about how long it will take)
@@ -129,23 +130,42 @@ $(SIM_BIN): $(BUILD)/obj/tools/splits_sim.o $(BUILD)/obj/06_split_kv/planner.o
 	$(CC) -o $@ $^ -lm
 
 # --- running -------------------------------------------------------------------------------
-# "make stage 3", "make profile 3": the number arrives as a second goal; turn it into N and make it
-# a no-op goal.
+# What a user gives make for the tools (ARGS, N, SWEEPS, RUNGS, LADDER_ARGS, RUNG_ARGS: on make's
+# command line or in the environment) reaches them as it was typed, through the environment: make
+# expands nothing in it (a $(shell ...) stays text: $(value)) and no recipe's shell command line
+# holds it, so no quote, backtick or $(...) in it is ever run. The tools split ARGS, LADDER_ARGS and
+# RUNG_ARGS into arguments as tools/args.sh says (quotes kept, nothing expanded).
+N_FROM    := $(origin N)
+USER_VARS := ARGS N SWEEPS RUNGS LADDER_ARGS RUNG_ARGS
+$(foreach v,$(USER_VARS),$(if $(filter command environment,$(firstword $(origin $(v)))),$(eval override $(v) := $$(value $(v)))$(eval export $(v))))
+
+# "make stage 3", "make profile 3": the words after stage or profile name the rung. Each is a goal
+# that does nothing (.DEFAULT: any goal without a rule, whatever its text); tools/stage.sh and
+# tools/profile.sh check them (MAKE_RUNG_GOALS, and N: tools/args.sh) and refuse two numbers
+# (make stage 5 6), a second one in N (make stage 5 N=6) or a word (make stage abc) in one line.
+# Rung N's binary (make stage), or every binary (make profile), is built only for one number that
+# N does not contradict: else nothing is built before the script says what it expected. make reads
+# a word that starts with - as its own option before this file is read: make stage -1 gets make's
+# "invalid option" and its usage, and nothing here runs (after --, make stage -- -1, it is a goal).
+no_digits = $(subst 0,,$(subst 1,,$(subst 2,,$(subst 3,,$(subst 4,,$(subst 5,,$(subst 6,,$(subst 7,,$(subst 8,,$(subst 9,,$(1)))))))))))
 ifneq ($(filter stage profile,$(firstword $(MAKECMDGOALS))),)
-  STAGE_GOAL := $(word 2,$(MAKECMDGOALS))
-  ifneq ($(STAGE_GOAL),)
-    N := $(STAGE_GOAL)
-    $(eval $(STAGE_GOAL):;@:)
+  RUNG_GOALS := $(wordlist 2,$(words $(MAKECMDGOALS)),$(MAKECMDGOALS))
+  ifneq ($(RUNG_GOALS),)
+    .DEFAULT: ; @:
   endif
-endif
-# Rung N's binary alone (N = 3 or 03 -> build/bin/03_*); a word, or a number no rung has, builds
-# nothing, and tools/stage.sh says what it expected.
-ifneq ($(filter stage,$(MAKECMDGOALS)),)
-  STAGE_NUM := $(if $(findstring ',$(N)),,$(shell printf '%s\n' '$(N)' | sed -n 's/^0*\([0-9][0-9]*\)$$/\1/p'))
-  STAGE_DIR := $(firstword $(filter $(if $(filter 0 1 2 3 4 5 6 7 8 9,$(STAGE_NUM)),0)$(STAGE_NUM)_%,$(RUNG_DIRS)))
+  export MAKE_RUNG_GOALS  := $(RUNG_GOALS)
+  export MAKE_RUNG_N_FROM := $(N_FROM)
+  # the goal, else N; nothing when both are given and differ; then one word of digits alone
+  RUNG_SAME := $(and $(findstring $(N),$(RUNG_GOALS)),$(findstring $(RUNG_GOALS),$(N)))
+  RUNG_TRY  := $(if $(RUNG_GOALS),$(if $(N),$(RUNG_SAME),$(RUNG_GOALS)),$(N))
+  RUNG_NUM  := $(if $(filter 1,$(words $(RUNG_TRY))),$(if $(call no_digits,$(RUNG_TRY)),,$(RUNG_TRY)))
+  # rung N's folder: N = 3 or 03 -> 03_*; a number no rung has builds nothing
+  STAGE_DIR := $(if $(RUNG_NUM),$(firstword $(filter $(RUNG_NUM)_% 0$(RUNG_NUM)_%,$(RUNG_DIRS))))
+  # make profile: every rung, or the one named
+  PROFILE_OK := $(if $(RUNG_GOALS)$(N),$(STAGE_DIR),all)
 endif
 stage: $(if $(STAGE_DIR),$(BUILD)/bin/$(STAGE_DIR))
-	@tools/stage.sh "$(N)" "$(ARGS)"
+	@tools/stage.sh --make
 
 test: build
 	@tools/run_tests.sh
@@ -153,8 +173,8 @@ test: build
 ladder: build
 	@tools/ladder.sh
 
-profile: build
-	@tools/profile.sh $(N)
+profile: $(if $(PROFILE_OK),build)
+	@tools/profile.sh --make
 
 plots:
 	@tools/plots.sh

@@ -6,6 +6,7 @@
 # the rows, and plots/<gpu>-roofline.png drawn from them (where gnuplot is). Prints "ok <name>" or
 # "FAIL <name>: <why>" per check.
 . "$(dirname "$0")/lib.sh"   # set -u, cd to the root, $tmp, check/has/contains
+unset N MAKE_RUNG_GOALS MAKE_RUNG_N_FROM   # what make hands tools/profile.sh: not for these checks
 
 near() {  # near NAME GOT WANT: equal to 1e-6 relative
   if awk -v g="$2" -v w="$3" 'BEGIN { d = g - w; if (d < 0) d = -d; exit !(g != "" && d <= 1e-6 * (w < 0 ? -w : w) + 1e-12) }'; then
@@ -43,6 +44,65 @@ check "parse: the total's top stalls" "$(col total stalls)" "long_scoreboard=3.8
 printf 'no ncu export here\n' > "$tmp/bad.csv"
 if tools/profile.sh --parse "$tmp/bad.csv" 00 "1 1 1 1 1 64 0" >/dev/null 2>&1; then echo "FAIL parse: a file without an ncu header gave rows"
 else echo "ok parse: a file without an ncu header is refused"; fi
+
+# ---- bad arguments (issue 35): one line, exit 2, no row; never a bash error (an arithmetic one:
+#      "syntax error: operand expected", "value too great for base"; "unbound variable") ----
+refused() {  # refused NAME ARGS...: tools/profile.sh ARGS exits 2 with one line on stderr and nothing on stdout
+  local o e rc
+  o=$(tools/profile.sh "${@:2}" 2>"$tmp/err"); rc=$?; e=$(cat "$tmp/err")
+  check "$1" "$rc:$(printf '%s' "$o" | wc -c):$(printf '%s\n' "$e" | wc -l):$(printf '%s' "$e" | grep -c -e 'syntax error' -e 'value too great' -e 'unbound variable' -e ': line [0-9]*:')" "2:0:1:0"
+}
+ok_shape="1 1 1 1 1 64 0"
+refused "parse: a shape that is not seven numbers (\"x y\") is refused, no row" --parse tests/data/ncu-raw.csv 05c "x y"
+refused "parse: six numbers are refused" --parse tests/data/ncu-raw.csv 05c "1 1 1 1 1 64"
+refused "parse: causal 2 is refused" --parse tests/data/ncu-raw.csv 05c "1 1 1 1 1 64 2"
+refused "parse: a zero in the shape is refused" --parse tests/data/ncu-raw.csv 05c "1 0 1 1 1 64 0"
+refused "parse: an id with a comma (a CSV field) is refused" --parse tests/data/ncu-raw.csv "05,c" "$ok_shape"
+refused "parse: a missing export is refused" --parse "$tmp/none.csv" 05c "$ok_shape"
+refused "parse: a folder as the export is refused" --parse "$tmp" 05c "$ok_shape"
+refused "parse: a control byte in DEVICE is refused" --parse tests/data/ncu-raw.csv 05c "$ok_shape" $'H100\e[2J' c
+refused "parse: too few arguments" --parse tests/data/ncu-raw.csv 05c
+refused "parse: too many arguments" --parse tests/data/ncu-raw.csv 05c "$ok_shape" d c extra
+refused "profile.sh abc: refused in one line, no arithmetic error" abc
+refused "profile.sh --bogus: refused" --bogus
+refused "profile.sh 1 2: refused" 1 2
+out=$(tools/profile.sh abc 2>&1)
+check "... naming what it expected" "$out" "make profile: expected a rung number, got 'abc'; the rungs are $(ls -d 0[0-9]_* | paste -sd' ')"
+for h in --help -h; do
+  out=$(tools/profile.sh $h 2>&1); rc=$?
+  check "profile.sh $h: its usage, exit 0, no arithmetic error" \
+    "$rc:$(printf '%s\n' "$out" | grep -c 'tools/profile.sh --parse NCU_CSV'):$(printf '%s' "$out" | grep -c -e 'syntax error' -e 'value too great' -e 'unbound variable' -e ': line [0-9]*:')" "0:1:0"
+done
+out=$(tools/profile.sh --parse tests/data/ncu-raw.csv 00 "04 16 16 4096 4096 0128 0" 'a\nb' c | awk -F, '$9 == "total" { print $2, $7, $26 }')
+check "parse: leading zeros in the shape read as the number; a backslash in DEVICE kept as it is" "$out" '4 128 a\nb'
+# make profile abc, 5 6, 5 N=6: refused by tools/profile.sh before anything is built (make adds its Error 2 line)
+if command -v "${NVCC:-nvcc}" >/dev/null; then
+  mkp() { env -u MAKEFLAGS -u MAKELEVEL -u MFLAGS make --no-print-directory BUILD="$tmp/nobuild" "$@" 2>&1; }
+  for g in "abc" "5 6" "5 N=6"; do
+    out=$(mkp profile $g); rc=$?
+    check "make profile $g: exit 2, one line of ours, nothing built, no arithmetic error" \
+      "$rc:$(printf '%s\n' "$out" | grep -c '^make profile: '):$(printf '%s\n' "$out" | grep -c -e nvcc -e 'syntax error' -e 'value too great'):$([ -e "$tmp/nobuild" ] && echo built)" "2:1:0:"
+  done
+else
+  echo "skip make profile abc: no nvcc (the Makefile needs it)"
+fi
+# make profile without Nsight Compute: a PATH with every command but ncu
+fallback=$(ls /usr/local/cuda/bin/ncu /opt/nvidia/nsight-compute/*/ncu 2>/dev/null | head -n 1)
+if [ -z "$fallback" ]; then
+  mkdir -p "$tmp/bin"
+  IFS=: read -ra dirs <<< "$PATH"
+  for d in "${dirs[@]}"; do [ -d "$d" ] && ln -s "$d"/* "$tmp/bin/" 2>/dev/null; done
+  rm -f "$tmp/bin/ncu"
+  out=$(PATH="$tmp/bin" tools/profile.sh 2>&1); rc=$?
+  check "make profile without ncu: exit 1 (not 0), in one line" "$rc:$(printf '%s\n' "$out" | wc -l)" "1:1"
+  if command -v apt-get >/dev/null && command -v nvcc >/dev/null; then
+    contains "... naming the command that installs it" "$out" "to install it: $([ "$(id -u)" = 0 ] || echo "sudo ")apt-get install cuda-nsight-compute-"
+  else
+    contains "... saying where to get it" "$out" "to install it: "
+  fi
+else
+  echo "skip make profile without ncu: ncu is here ($fallback)"
+fi
 
 # Two real exports from the H100 (make profile at commit 0747f8f; tests/data/ncu-raw-h100-*.csv): the
 # rows they parse to must be the rows that run wrote to results/h100-profile.csv, kept byte for byte

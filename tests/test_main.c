@@ -27,8 +27,26 @@ void test_fail(const char *file, int line, const char *fmt, ...)
     failed_now++;
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
+    /* No argument but --help: every test runs every time. */
+    if (argc > 1) {
+        const int help = !strcmp(argv[1], "--help") || !strcmp(argv[1], "-h");
+        if (help && argc == 2) {
+            printf("usage: cpu_tests\n  runs every CPU test (tests/test_*.c), printing ok NAME or FAIL NAME: why for each,\n"
+                   "  then \"cpu tests: N passed, N failed\"; exit 1 if one failed. make test runs it.\n");
+            return 0;
+        }
+        const char *bad = argv[help ? 2 : 1];
+        fprintf(stderr, "cpu_tests: unknown argument '");
+        for (int k = 0; bad[k] && k < 200; k++) {
+            const unsigned char c = (unsigned char)bad[k];
+            if (c < 0x20 || c == 0x7f) fprintf(stderr, "\\x%02x", c);
+            else fputc(c, stderr);
+        }
+        fprintf(stderr, "%s' (it takes none; --help shows its usage)\n", strlen(bad) > 200 ? "..." : "");
+        return 2;
+    }
     int passed = 0, failed = 0;
     for (int g = 0; groups[g]; g++) {
         for (const test_case *t = groups[g]; t->name; t++) {

@@ -5,6 +5,8 @@
 # exit codes (issue 34: one header; a fake rung's variants); tools/readme_results.sh --help prints
 # help and rewrites nothing. Prints "ok NAME" or "FAIL NAME: why" per check.  Usage: tests/tools.sh
 . "$(dirname "$0")/lib.sh"
+# what make hands the tools (a make test N=3, or an ARGS in the caller's environment, must not reach these checks)
+unset ARGS N SWEEPS RUNGS LADDER_ARGS RUNG_ARGS MAKE_RUNG_GOALS MAKE_RUNG_N_FROM
 probe=$(build/bin/00_baseline --probe 2>/dev/null || echo none)
 
 # ---- make without gnuplot: what `make` runs after the build (tools/tour.sh), with a PATH that has
@@ -26,8 +28,9 @@ fi
 # ---- make stage ----
 out=$(tools/stage.sh abc 2>&1); rc=$?
 check "make stage abc exits 2" "$rc" 2
-has "make stage abc says what it expected, in one line" "$out" \
-  "make stage: expected a rung number, got 'abc'; the rungs are $(ls -d 0[0-9]_* | tr '\n' ' ')"
+rungs=$(ls -d 0[0-9]_* | paste -sd' ')
+check "make stage abc says what it expected, in one line" "$out" \
+  "make stage: expected a rung number, got 'abc'; the rungs are $rungs"
 if [ "$probe" = none ]; then
   for d in 0[0-9]_*/; do
     [ -x "build/bin/${d%/}" ] || continue
@@ -106,6 +109,116 @@ check "make stage: no device -> exit 4 after the first variant, said once" \
   "$rc:$calls:$(printf '%s' "$out" | grep -c 'no CUDA device found')" "4:1:1"
 stage_fake "2 2 2"
 check "make stage: bad arguments -> exit 2 after the first variant" "$rc:$calls" "2:1"
+
+# ---- make stage's ARGS and rung number (issue 35): ARGS reaches the binary split as a shell splits
+#      words, nothing in it expanded or run; two numbers, a second one in N, a word: refused in one
+#      line, nothing built or run. A fake rung (STAGE_BIN) prints its arguments, one a line ----
+mkdir -p "$tmp/argv"
+printf '%s\n' '#!/usr/bin/env bash' 'case " $* " in *" --list "*) printf "a\tone\tx\n"; exit 0 ;; *" --help "*) echo "example:  --b 1"; exit 0 ;; esac' \
+  'printf "<%s>\n" "$@"' > "$tmp/argv/$fake"
+chmod +x "$tmp/argv/$fake"
+nf=${fake%%_*}; nf=$((10#$nf))
+argv_of() { printf '%s\n' "$1" | grep '^<' | paste -sd' '; }    # the fake's arguments, on one line
+# a backtick, a $(...) and make's $(shell ...) that would each leave a file behind if run
+ARGS_IN='--csv "my file.csv" '"'a  b'"' c\ d "" "e\"f" `touch '"$tmp"'/ran1` $(touch '"$tmp"'/ran2) $(shell touch '"$tmp"'/ran3) $HOME *'
+ARGS_OUT='<--variant> <a> <--csv> <my file.csv> <a  b> <c d> <> <e"f> <`touch> <'"$tmp"'/ran1`> <$(touch> <'"$tmp"'/ran2)> <$(shell> <touch> <'"$tmp"'/ran3)> <$HOME> <*>'
+out=$(MAKE_RUNG_GOALS=$nf ARGS=$ARGS_IN STAGE_BIN=$tmp/argv tools/stage.sh --make 2>&1); rc=$?
+check "make stage's ARGS: quotes and backslashes as a shell has them, nothing expanded (stage.sh --make)" "$rc:$(argv_of "$out")" "0:$ARGS_OUT"
+out=$(STAGE_BIN=$tmp/argv tools/stage.sh "$nf" '--csv "my file.csv"' 2>&1)
+check "tools/stage.sh N ARGS splits ARGS the same way" "$(argv_of "$out")" "<--variant> <a> <--csv> <my file.csv>"
+out=$(MAKE_RUNG_GOALS=$nf ARGS='--csv "my file.csv' STAGE_BIN=$tmp/argv tools/stage.sh --make 2>&1); rc=$?
+check "make stage: an unmatched quote in ARGS is refused (exit 2, one line, nothing run)" "$rc:$(printf '%s\n' "$out" | wc -l):$(argv_of "$out")" "2:1:"
+contains "... saying so" "$out" "make stage: ARGS has an unmatched \" quote"
+for g in "$nf 6" "1; echo hi" abc; do
+  out=$(MAKE_RUNG_GOALS=$g STAGE_BIN=$tmp/argv tools/stage.sh --make 2>&1); rc=$?
+  check "make stage $g: refused (exit 2, one line, nothing run)" "$rc:$(printf '%s\n' "$out" | wc -l):$(argv_of "$out")" "2:1:"
+done
+out=$(MAKE_RUNG_GOALS=$nf N=6 STAGE_BIN=$tmp/argv tools/stage.sh --make 2>&1); rc=$?
+check "make stage $nf N=6: refused (exit 2), nothing run" "$rc:$(argv_of "$out")" "2:"
+has "... in one line naming both" "$out" "make stage: the rung is given twice, as '$nf' and as N='6': give one"
+out=$(N=$nf STAGE_BIN=$tmp/argv tools/stage.sh --make 2>&1); rc=$?
+check "make stage N=$nf runs rung $nf" "$rc:$(argv_of "$out")" "0:<--variant> <a>"
+out=$(MAKE_RUNG_GOALS=$nf N=$nf STAGE_BIN=$tmp/argv tools/stage.sh --make 2>&1); rc=$?
+check "make stage $nf N=$nf (the same number twice) runs it" "$rc:$(argv_of "$out")" "0:<--variant> <a>"
+out=$(N=-1 STAGE_BIN=$tmp/argv tools/stage.sh --make 2>&1); rc=$?
+check "make stage N=-1: refused in one line (exit 2)" "$rc:$out" "2:make stage: expected a rung number, got '-1'; the rungs are $rungs"
+out=$(MAKE_RUNG_GOALS=$'1\e[2J' STAGE_BIN=$tmp/argv tools/stage.sh --make 2>&1)
+check "make stage: an escape byte in the number is shown as \\x1b, not sent to the terminal" "$out" \
+  "make stage: expected a rung number, got '1\\x1b[2J'; the rungs are $rungs"
+# through make itself (-o: the binary is taken as built; STAGE_BIN: the fake runs)
+if command -v "${NVCC:-nvcc}" >/dev/null; then
+  mks() { env -u MAKEFLAGS -u MAKELEVEL -u MFLAGS STAGE_BIN="$tmp/argv" make --no-print-directory -o "build/bin/$fake" "$@" 2>&1; }
+  out=$(mks stage "$nf" ARGS="$ARGS_IN"); rc=$?
+  check "make stage $nf ARGS='--csv \"my file.csv\" ...': the binary gets the arguments whole" "$rc:$(argv_of "$out")" "0:$ARGS_OUT"
+  check "... and no backtick, \$(...) or \$(shell ...) in ARGS was run" "$(ls "$tmp" | grep -c '^ran')" 0
+  out=$(ARGS='--csv "my file.csv"' mks stage "$nf")
+  check "ARGS from the environment: the same" "$(argv_of "$out")" "<--variant> <a> <--csv> <my file.csv>"
+  # refused by tools/stage.sh before anything is built or run; make adds its "Error 2" line
+  for g in "$nf 6" "$nf N=6" "1; echo hi" "abc" "N=-1" "N=\$(shell touch $tmp/ran4)"; do
+    case $g in *" N="*) out=$(mks stage "${g%% *}" "${g#* }") ;; N=*) out=$(mks stage "$g") ;;
+      "$nf 6") out=$(mks stage "$nf" 6) ;; *) out=$(mks stage "$g") ;; esac; rc=$?
+    check "make stage $g: exit 2, our line first, then make's Error 2, nothing built or run" \
+      "$rc:$(printf '%s\n' "$out" | sed -n 1p | cut -c1-11):$(printf '%s\n' "$out" | sed 1d | grep -vc '^make: \*\*\* \[Makefile:[0-9]*: stage\] Error 2$'):$(argv_of "$out")" "2:make stage::0:"
+  done
+  check "make stage N='\$(shell ...)': make ran none of it" "$(ls "$tmp" | grep -c '^ran')" 0
+  out=$(mks stage "1; echo hi")
+  check "make stage \"1; echo hi\": no missing separator, no echo" "$(printf '%s\n' "$out" | grep -c -e 'missing separator' -e '^hi$' -e 'No rule')" 0
+  # make reads -1 as an option of its own before the Makefile is read: its usage, exit 2, nothing of ours
+  out=$(mks stage -1); rc=$?
+  check "make stage -1: make's own 'invalid option' (it parses -1 before the Makefile), exit 2, nothing run" \
+    "$rc:$(printf '%s\n' "$out" | grep -c "invalid option"):$(argv_of "$out")" "2:1:"
+  out=$(mks stage -- -1); rc=$?
+  check "make stage -- -1 (after --, -1 is a goal): our one line, exit 2" "$rc:$(printf '%s\n' "$out" | sed -n 1p)" \
+    "2:make stage: expected a rung number, got '-1'; the rungs are $rungs"
+else
+  echo "skip make stage ARGS through make: no nvcc (the Makefile needs it)"
+fi
+
+# ---- every script in tools/ (issue 35): --help and -h print its usage, its header comment, and exit
+#      0; an unknown argument is refused in one line (exit 2) before its job starts (no test run, no
+#      tour, no plot drawn, no device probed: the output is that line alone). tools/args.sh is
+#      sourced by the others, not run; estimate.awk and roofline.awk are awk programs (awk -f) with
+#      no command line of their own; peers.py is tests/cli.sh's. A run_tests.sh that ran its job on
+#      --help would run this file again: the nested copy skips it (TOOLS_SH_NESTED) ----
+if [ -n "${TOOLS_SH_NESTED:-}" ]; then
+  echo "skip tools/*.sh --help: nested inside tools/run_tests.sh --help, which ran the tests"
+else
+  export TOOLS_SH_NESTED=1
+  for s in tools/*.sh; do
+    [ "$s" = tools/args.sh ] && continue
+    want=$(awk 'NR == 1 { next } /^#/ { sub(/^# ?/, ""); print; next } { exit }' "$s")
+    for h in --help -h; do
+      out=$(PLOTS_OUT=$tmp/png ATTN_NO_INSTALL=1 timeout 60 "$s" $h 2>&1); rc=$?
+      check "$s $h: its usage (the header comment), exit 0, nothing run" "$rc:$out" "0:$want"
+    done
+    for bad in --bogus $'\e[2J'; do
+      out=$(PLOTS_OUT=$tmp/png ATTN_NO_INSTALL=1 timeout 60 "$s" "$bad" 2>&1); rc=$?
+      check "$s $(printf '%q' "$bad"): refused in one line (exit 2), its job not started" "$rc:$(printf '%s\n' "$out" | wc -l)" "2:1"
+    done
+    contains "... naming it" "$(PLOTS_OUT=$tmp/png timeout 60 "$s" --bogus 2>&1)" "unknown argument '--bogus'"
+    out=$(PLOTS_OUT=$tmp/png timeout 60 "$s" $'\e[2J' 2>&1)
+    check "... an escape byte in it shown escaped, not sent to the terminal" "$(printf '%s' "$out" | grep -c $'\e'):$(printf '%s' "$out" | grep -cF '[2J')" "0:1"
+  done
+  check "... and no plot drawn by any of them" "$(ls "$tmp/png" 2>/dev/null | wc -l)" 0
+  unset TOOLS_SH_NESTED
+fi
+for b in cpu_tests splits_sim; do
+  if [ -x "build/bin/$b" ]; then
+    out=$(timeout 60 "build/bin/$b" --help 2>&1); rc=$?
+    check "build/bin/$b --help: its usage, exit 0" "$rc:$(printf '%s\n' "$out" | sed -n 1p)" "0:usage: $b$([ $b = splits_sim ] && echo ' [--summary]')"
+    out=$(timeout 60 "build/bin/$b" --bogus 2>&1); rc=$?
+    check "build/bin/$b --bogus: refused in one line (exit 2), no test run" "$rc:$out" \
+      "2:$b: unknown argument '--bogus' ($([ $b = splits_sim ] && echo 'allowed: --summary, --help' || echo 'it takes none; --help shows its usage'))"
+  else
+    echo "skip build/bin/$b --help: not built"
+  fi
+done
+out=$(RUNG_ARGS='"a' tools/run_tests.sh 2>&1); rc=$?
+check "make test RUNG_ARGS='\"a': refused in one line (exit 2) before any test" "$rc:$(printf '%s\n' "$out" | wc -l)" "2:1"
+for e in "SWEEPS=nosuch" "SWEEPS=*" "RUNGS=5x" "LADDER_ARGS=\"a"; do
+  out=$(env "$e" tools/ladder.sh 2>&1); rc=$?
+  check "make ladder $e: refused in one line (exit 2), before the device check" "$rc:$(printf '%s\n' "$out" | wc -l):$(printf '%s' "$out" | grep -c 'CUDA device')" "2:1:0"
+done
 
 # ---- tools/readme_results.sh --help: help, and no README touched ----
 before=$(find . -name '*.md' -not -path './build/*' -exec cksum {} + | sort)

@@ -15,13 +15,36 @@
 #                                    and V, timed like a rung; ceilings: the two ceilings); their
 #                                    old rows are replaced and the other rows (and ceilings) kept,
 #                                    with a '# rerun' line
+#   LADDER_ARGS="--runs 50"          more arguments for every rung (split as a shell splits words,
+#                                    nothing expanded: tools/args.sh)
 #   --if-device                      say "no CUDA device" and succeed without one
+#   --help, -h                       this text
+# A sweep SWEEPS names that has no sweeps/<name>.txt, a RUNGS word that is not a rung id, peers,
+# floor or ceilings, or any other argument is refused in one line (exit 2) before anything runs.
 #
 # It says first about how long the run will take (tools/estimate.awk on the last results of the same
 # sweeps: each row's median times its launches, plus a second a shape), then the time so far at
 # every rung variant, and at the end the time it took.
 set -u
-cd "$(dirname "$0")/.."
+. "$(dirname "$0")/args.sh"
+case ${1:-} in
+  -h|--help) [ $# -eq 1 ] || tool_refuse "$2" "--help takes nothing after it"; tool_usage ;;
+  ''|--if-device) [ $# -le 1 ] || tool_refuse "$2" "--if-device, --help" ;;
+  *) tool_refuse "$1" "--if-device, --help; SWEEPS, RUNGS and LADDER_ARGS go in the environment" ;;
+esac
+cd "$(dirname "$0")/.." || exit 1
+read -ra words <<< "${SWEEPS:-}"
+for w in ${words[@]+"${words[@]}"}; do
+  [[ $w =~ ^[a-z0-9_-]+$ ]] && [ -f "sweeps/$w.txt" ] ||
+    { echo "make ladder: SWEEPS names $(tool_shown "$w"), which is no sweep: the sweeps are $(ls sweeps | sed -n 's/\.txt$//p' | paste -sd' ')" >&2; exit 2; }
+done
+read -ra words <<< "${RUNGS:-}"
+for w in ${words[@]+"${words[@]}"}; do
+  [[ $w =~ ^([0-9][0-9][a-z]*|peers|floor|ceilings)$ ]] ||
+    { echo "make ladder: RUNGS names $(tool_shown "$w"): a rung (05) or variant (05c) id, peers, floor or ceilings" >&2; exit 2; }
+done
+tool_words "${LADDER_ARGS:-}" || { echo "make ladder: LADDER_ARGS has $WORDS_ERR: $(tool_shown "$LADDER_ARGS")" >&2; exit 2; }
+ladder_args=(${WORDS[@]+"${WORDS[@]}"})
 BIN=build/bin
 probe=$("$BIN/00_baseline" --probe 2>/dev/null || echo none)
 if [ "$probe" = none ]; then
@@ -64,7 +87,7 @@ for sw in $sweeps; do
     "$BIN/00_baseline" --ceilings --csv "$out" || rc=1
     for pl in fa greedy balanced auto; do
       echo "== 06 --planner $pl: sweeps/$sw.txt ($(mmss $((SECONDS - t0))) so far)"
-      "$BIN/06_split_kv" --planner $pl --sweep "sweeps/$sw.txt" --csv "$out" ${LADDER_ARGS:-} || rc=1
+      "$BIN/06_split_kv" --planner $pl --sweep "sweeps/$sw.txt" --csv "$out" ${ladder_args[@]+"${ladder_args[@]}"} || rc=1
     done
     cp "$out" "$final"
     echo "wrote $final"
@@ -99,7 +122,7 @@ for sw in $sweeps; do
       if [ -n "${RUNGS:-}" ] && printf '%s\n' $RUNGS | grep -q "^$id[a-z]" && ! printf '%s\n' $RUNGS | grep -qx "$id" &&
          ! printf '%s\n' $RUNGS | grep -qx "$v"; then continue; fi
       echo "== $v: sweeps/$sw.txt ($(mmss $((SECONDS - t0))) so far)"
-      "$b" --variant "$v" --sweep "sweeps/$sw.txt" --csv "$out" ${LADDER_ARGS:-} || rc=1
+      "$b" --variant "$v" --sweep "sweeps/$sw.txt" --csv "$out" ${ladder_args[@]+"${ladder_args[@]}"} || rc=1
       cp "$out" "$final.partial"      # progress survives an interrupted run
     done
   done

@@ -8,8 +8,11 @@
 #   RESULTS_DIR=results   where the CSVs are          PLOTS_OUT=plots   where the PNGs go
 #   ATTN_NO_INSTALL=1     never apt-get install a missing gnuplot (else, as root, gnuplot-nox is)
 #   PLOTS_TERMINAL=png    force a gnuplot terminal (default pngcairo, else png)
-# Exit 0: drawn; 1: a script failed; 2: no usable gnuplot here (nothing drawn; the tour goes on).
+# Exit 0: drawn; 1: a script failed; 2: no usable gnuplot here (nothing drawn; the tour goes on), or
+# an argument: tools/plots.sh (make plots) takes none but --help (-h), which prints this text.
 set -u
+. "$(dirname "$0")/args.sh"
+tool_noargs "$@"
 caller=$PWD
 cd "$(dirname "$0")/.." || exit 1
 here() { case $1 in /*) printf '%s' "$1" ;; *) printf '%s/%s' "$caller" "$1" ;; esac; }

@@ -3,10 +3,15 @@
 # ladder table's two shapes (sweeps/tour.txt), with the counters that explain its speed, into
 # results/<gpu>-profile.csv; then the table of it and plots/<gpu>-roofline.png.
 #
-#   tools/profile.sh [N]
+#   tools/profile.sh [N]      every forward rung, or rung N (3 or 03)
+#   tools/profile.sh --make   what make profile runs: the rung from make (make profile 3, or N=3;
+#                             tools/args.sh): none, one number, or refused in one line (exit 2)
 #   tools/profile.sh --parse NCU_CSV ID "B Hq Hkv N M d causal" [DEVICE COMMIT]
 #       the CSV rows of one ncu export (ncu --import R --csv --page raw): no GPU, no ncu needed;
-#       tests/profile.sh feeds it tests/data/ncu-raw.csv
+#       tests/profile.sh feeds it tests/data/ncu-raw.csv. NCU_CSV a readable file, ID a variant id
+#       (letters, digits, - _ .), the shape seven whole numbers (causal 0 or 1), DEVICE and COMMIT
+#       without control bytes: else one line and exit 2, and no row
+#   tools/profile.sh --help   this text
 #
 # One process per (variant, shape): the rung runs and is checked once, then launched once more
 # alone between cudaProfilerStart and cudaProfilerStop (the driver's --profile), and ncu
@@ -36,9 +41,12 @@
 #
 # Percentages and stall ratios are means over the row's launches weighted by their duration. The
 # stall reasons are those `ncu --query-metrics` lists for this GPU. A rerun of one rung (make
-# profile 5) replaces that rung's rows and keeps the others, under a '# rerun:' line. Without ncu,
-# without a CUDA device, or without permission to read the GPU's counters: one line, exit 0.
+# profile 5) replaces that rung's rows and keeps the others, under a '# rerun:' line. Without ncu
+# (Nsight Compute): one line naming the command that installs it, exit 1; without a CUDA device, or
+# without permission to read the GPU's counters: one line, exit 1; nothing profiled, and
+# results/<gpu>-profile.csv left as it was.
 set -u
+. "$(dirname "$0")/args.sh"
 cd "$(dirname "$0")/.." || exit 1
 BIN=build/bin
 HEADER="rung,B,Hq,Hkv,N,M,d,causal,kernel,launches,time_ns,dram_read_bytes,dram_write_bytes,flops,tflops,flop_per_byte,tensor_hmma_pct,tensor_gmma_pct,occupancy_pct,registers,smem_static_bytes,smem_dynamic_bytes,grid,block,stalls,device,commit"
@@ -90,6 +98,7 @@ function row(k, name, total,   fl, ai) {
     top3(k), DEVICE, COMMIT
 }
 BEGIN {
+  DEVICE = ENVIRON["PROFILE_DEVICE"]; COMMIT = ENVIRON["PROFILE_COMMIT"]
   split(SHAPE, S, " "); FLOPS = attn_flops(S[1], S[2], S[4], S[5], S[6], S[7]); TOT = "\001total"
   HM = "sm__pipe_tensor_op_hmma_cycles_active.avg.pct_of_peak_sustained_active"
   GM = "sm__pipe_tensor_op_gmma_cycles_active.avg.pct_of_peak_sustained_active"
@@ -133,34 +142,78 @@ END {
 }
 EOF
 parse() {  # parse NCU_CSV ID "B Hq Hkv N M d causal" [DEVICE COMMIT]
-  awk -v ID="$2" -v SHAPE="$3" -v DEVICE="${4:-}" -v COMMIT="${5:-}" "$(cat tools/roofline.awk)"$'\n'"$PARSE" "$1"
+  # DEVICE and COMMIT through the environment: awk -v would read a backslash in them as an escape
+  PROFILE_DEVICE=${4:-} PROFILE_COMMIT=${5:-} awk -v ID="$2" -v SHAPE="$3" "$(cat tools/roofline.awk)"$'\n'"$PARSE" "$1"
 }
-if [ "${1:-}" = --parse ]; then
-  [ $# -ge 4 ] || { echo "usage: tools/profile.sh --parse NCU_CSV ID \"B Hq Hkv N M d causal\" [DEVICE COMMIT]" >&2; exit 2; }
-  parse "$2" "$3" "$4" "${5:-}" "${6:-}"; exit
-fi
+parse_checked() {  # parse_checked NCU_CSV ID SHAPE [DEVICE COMMIT]: the arguments checked, then parse
+  local usage='tools/profile.sh --parse NCU_CSV ID "B Hq Hkv N M d causal" [DEVICE COMMIT]' x i
+  local -a sh
+  [ $# -ge 3 ] && [ $# -le 5 ] || { echo "profile.sh --parse: $# arguments; usage: $usage" >&2; exit 2; }
+  [ -f "$1" ] && [ -r "$1" ] || { echo "profile.sh --parse: NCU_CSV $(tool_shown "$1") is not a readable file" >&2; exit 2; }
+  [[ $2 =~ ^[A-Za-z0-9][A-Za-z0-9_.-]*$ ]] && [ ${#2} -le 40 ] ||
+    { echo "profile.sh --parse: ID $(tool_shown "$2") is not a variant id (letters, digits, - _ .: e.g. 05c)" >&2; exit 2; }
+  read -ra sh <<< "$3"
+  x=ok; [ ${#sh[@]} -eq 7 ] || x=bad
+  for ((i = 0; i < ${#sh[@]} && i < 7; i++)); do
+    [[ ${sh[$i]} =~ ^[0-9]{1,9}$ ]] || x=bad
+    [ $x = ok ] && [ $i -lt 6 ] && [ $((10#${sh[$i]})) -eq 0 ] && x=bad
+  done
+  [ $x = ok ] && [[ ${sh[6]} =~ ^[01]$ ]] || x=bad
+  [ $x = ok ] || { echo "profile.sh --parse: the shape must be seven whole numbers \"B Hq Hkv N M d causal\" (causal 0 or 1, the others above 0), not $(tool_shown "$3")" >&2; exit 2; }
+  for x in "${4:-}" "${5:-}"; do
+    [[ $x == *[[:cntrl:]]* ]] && { echo "profile.sh --parse: DEVICE or COMMIT holds a control byte: $(tool_shown "$x")" >&2; exit 2; }
+  done
+  for i in "${!sh[@]}"; do sh[$i]=$((10#${sh[$i]})); done
+  parse "$1" "$2" "${sh[*]}" "${4:-}" "${5:-}"
+}
+n=""
+case ${1:-} in
+  -h|--help) [ $# -eq 1 ] || tool_refuse "$2" "--help takes nothing after it"; tool_usage ;;
+  --parse)   shift; parse_checked "$@"; exit ;;
+  --make)    [ $# -eq 1 ] || tool_refuse "$2" "--make takes nothing after it: make passes N in the environment"
+             n=$(tool_rung_of_make profile) || exit 2 ;;
+  '')        [ $# -le 1 ] || tool_refuse "$2" "tools/profile.sh [N]" ;;
+  -*)        tool_refuse "$1" "tools/profile.sh [N], --parse, --make, --help" ;;
+  *)         [ $# -eq 1 ] || tool_refuse "$2" "tools/profile.sh [N]: one rung number"
+             n=$(tool_rung profile "$1") || exit 2 ;;
+esac
 
 # ---- which rungs, which ncu, which GPU ----------------------------------------------------------
-n=${1:-}
 if [ -n "$n" ]; then
-  dir=$(ls -d "$(printf '%02d' "$((10#$n))" 2>/dev/null)"_* 2>/dev/null | head -n 1)
-  [ -n "$dir" ] && [ -x "$BIN/$dir" ] || { echo "no rung $n: the rungs are $(ls -d 0[0-9]_* | tr '\n' ' ')"; exit 2; }
-  [ "$("$BIN/$dir" --pass)" = forward ] || {
-    echo "make profile $n: $dir is a backward pass; make profile measures the forward rungs (forward shapes, forward FLOP counts)"; exit 2; }
+  dir=$(tool_rung_dir "$n")
+  [ -n "$dir" ] || { echo "make profile: no rung $n: the rungs are $(tool_rungs)" >&2; exit 2; }
+  if [ -x "$BIN/$dir" ] && [ "$("$BIN/$dir" --pass)" != forward ]; then
+    echo "make profile $n: $dir is a backward pass; make profile measures the forward rungs (forward shapes, forward FLOP counts)" >&2; exit 2
+  fi
+fi
+# ncu: on PATH, beside nvcc, in the toolkit's folder (a runfile install), or where NVIDIA's packages put it
+NCU=$(command -v ncu 2>/dev/null)
+nvcc_bin=$(command -v nvcc 2>/dev/null || echo /usr/local/cuda/bin/nvcc)
+if [ -z "$NCU" ]; then
+  for c in "$(dirname "$nvcc_bin")/ncu" "$(dirname "$(dirname "$nvcc_bin")")"/nsight-compute*/ncu /usr/local/cuda/bin/ncu \
+           /opt/nvidia/nsight-compute/*/ncu; do [ -x "$c" ] && { NCU=$c; break; }; done
+fi
+if [ -z "$NCU" ]; then
+  cv=$("$nvcc_bin" --version 2>/dev/null | sed -n 's/.*release \([0-9]*\)\.\([0-9]*\).*/\1-\2/p' | head -n 1)
+  if command -v apt-get >/dev/null && [ -n "$cv" ]; then
+    get="$([ "$(id -u)" = 0 ] || echo "sudo ")apt-get install cuda-nsight-compute-$cv"
+  else
+    get="install Nsight Compute from https://developer.nvidia.com/nsight-compute (the CUDA Toolkit's installer puts it in <cuda>/bin/ncu)"
+  fi
+  echo "make profile: ncu (Nsight Compute) is not on PATH, beside nvcc or in /opt/nvidia/nsight-compute: nothing profiled; to install it: $get" >&2
+  exit 1
+fi
+if [ -n "$n" ]; then
+  [ -x "$BIN/$dir" ] || { echo "make profile: $BIN/$dir is not built: make profile $n builds it" >&2; exit 2; }
   bins=("$BIN/$dir")
 else
   # the forward rungs: results/<gpu>-profile.csv counts forward FLOPs on forward shapes
   bins=()
-  for b in "$BIN"/0[0-9]_*; do [ "$("$b" --pass)" = forward ] && bins+=("$b"); done
+  for b in "$BIN"/0[0-9]_*; do [ -x "$b" ] && [ "$("$b" --pass)" = forward ] && bins+=("$b"); done
+  [ ${#bins[@]} -gt 0 ] || { echo "make profile: no rung is built in $BIN: make profile builds them" >&2; exit 2; }
 fi
-NCU=$(command -v ncu 2>/dev/null)
-if [ -z "$NCU" ]; then
-  for c in "$(dirname "$(command -v nvcc 2>/dev/null || echo /usr/local/cuda/bin/nvcc)")/ncu" /usr/local/cuda/bin/ncu \
-           /opt/nvidia/nsight-compute/*/ncu; do [ -x "$c" ] && { NCU=$c; break; }; done
-fi
-[ -n "$NCU" ] || { echo "make profile: ncu (Nsight Compute, part of the CUDA Toolkit) is not on PATH or beside nvcc: nothing profiled"; exit 0; }
 probe=$("$BIN/00_baseline" --probe 2>/dev/null || echo none)
-[ "$probe" != none ] || { echo "make profile: no CUDA device found: nothing profiled"; exit 0; }
+[ "$probe" != none ] || { echo "make profile: no CUDA device found: nothing profiled" >&2; exit 1; }
 gpu=${probe%% *}
 export ATTN_COMMIT=${ATTN_COMMIT:-$(git rev-parse --short=12 HEAD 2>/dev/null || echo unknown)$(git diff --quiet HEAD -- 2>/dev/null || echo -dirty)}
 export ATTN_DRIVER=${ATTN_DRIVER:-$(nvidia-smi --query-gpu=driver_version --format=csv,noheader 2>/dev/null | head -n 1)}
@@ -213,8 +266,8 @@ for b in "${bins[@]}"; do
         "$b" --variant "$v" --b "$B" --hq "$Hq" --hkv "$Hkv" --n "$N" --m "$M" --d "$d" $([ "$c" = 1 ] && echo --causal) \
         --profile --quiet --csv "$tag.run.csv" > "$tag.log" 2>&1
       if grep -q ERR_NVGPUCTRPERM "$tag.log"; then
-        echo "make profile: ncu may not read this GPU's performance counters (ERR_NVGPUCTRPERM: see https://developer.nvidia.com/ERR_NVGPUCTRPERM): nothing profiled"
-        rm -f "$out"; exit 0
+        echo "make profile: ncu may not read this GPU's performance counters (ERR_NVGPUCTRPERM: see https://developer.nvidia.com/ERR_NVGPUCTRPERM): nothing profiled" >&2
+        rm -f "$out"; exit 1
       fi
       st=$(grep -v '^#' "$tag.run.csv" 2>/dev/null | awk -F, 'NR > 1 { s = $10 } END { print s }')
       msg=""

@@ -37,9 +37,14 @@
 # Only the text between the two marker lines changes; a block whose source file is missing is left
 # as it is; running it twice changes nothing. Needs bash and awk only: no build, no GPU, no Python.
 set -u
+allowed='--check, --print "NAME key=value ...", --help'
+refuse() { echo "readme_results.sh: unknown argument '$(printf '%s' "${1:0:200}" | tr '\000-\037\177' '?')' ($allowed)" >&2; exit 2; }
 case ${1:-} in
-  -h|--help) sed -n '2,/^set -u$/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;; ''|--check|--print) ;;
-  *) echo "readme_results.sh: unknown argument '$1' (--check, --print \"NAME key=value ...\", --help)" >&2; exit 2 ;; esac
+  -h|--help) [ $# -eq 1 ] || refuse "$2"
+             sed -n '2,/^set -u$/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
+  ''|--check) [ $# -le 1 ] || refuse "$2" ;;
+  --print)   [ $# -eq 2 ] && [ -n "$2" ] || { echo "readme_results.sh: --print takes one block, e.g. --print \"ladder gpu=h100\"" >&2; exit 2; } ;;
+  *) refuse "$1" ;; esac
 cd "$(dirname "$0")/.." || exit 1
 RES=${RESULTS_DIR:-results} CHECK=0 TMP=$(mktemp -d) || exit 1
 [ "${1:-}" = --check ] && CHECK=1; trap 'rm -rf "$TMP"' EXIT

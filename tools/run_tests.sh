@@ -1,8 +1,16 @@
 #!/usr/bin/env bash
 # make test: the CPU tests always; the GPU correctness matrix when a CUDA device is present.
 # Ends with "N passed, N failed, N skipped" and exits non-zero on any failure.
+#
+#   tools/run_tests.sh          what make test runs; it takes no argument but --help (-h): this text
+#   RUNG_ARGS="--kv-block 64"   more arguments for every rung of the GPU matrix (make test RUNG_ARGS=...;
+#                               split as a shell splits words, nothing expanded: tools/args.sh)
 set -u
-cd "$(dirname "$0")/.."
+. "$(dirname "$0")/args.sh"
+tool_noargs "$@"
+cd "$(dirname "$0")/.." || exit 1
+tool_words "${RUNG_ARGS:-}" || { echo "make test: RUNG_ARGS has $WORDS_ERR: $(tool_shown "$RUNG_ARGS")" >&2; exit 2; }
+rung_args=(${WORDS[@]+"${WORDS[@]}"})
 BIN=build/bin
 pass=0 fail=0 skip=0
 
@@ -135,7 +143,7 @@ matrix_run() {
   local csv=build/test/matrix-$label.csv
   rm -f "$csv"
   "$b" --variant "$v" --sweep tests/gpu_cases.txt --no-time --quiet --csv "$csv" \
-      ${RUNG_ARGS:-} "$@" > build/test/matrix-$label.log 2>&1
+      ${rung_args[@]+"${rung_args[@]}"} "$@" > build/test/matrix-$label.log 2>&1
   local rc=$?
   # rows: status is column 10
   local rows p f s missing

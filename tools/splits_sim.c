@@ -97,8 +97,14 @@ int main(int argc, char **argv)
     int summary = 0;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--summary")) summary = 1;
-        else {
-            fprintf(stderr, "splits_sim: unknown argument '%s' (allowed: --summary)\n", argv[i]);
+        else if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
+            printf("usage: splits_sim [--summary]\n"
+                   "  rung 06's split planners on the cost model alone, no GPU (tools/splits_sim.c)\n"
+                   "  (none)      the CSV on stdout: make splits writes it to results/splits-sim.csv\n"
+                   "  --summary   per distribution and SM count, fa's and greedy's makespan over balanced's\n");
+            return 0;
+        } else {
+            fprintf(stderr, "splits_sim: unknown argument '%.200s' (allowed: --summary, --help)\n", argv[i]);
             return 2;
         }
     }

@@ -14,7 +14,11 @@
 # one run at one commit, so the ratios between its rows are ratios within one run: the README's
 # ladder block can read it (<!-- results:ladder from=tour -->); the top README's table and
 # plots/<gpu>-progression.png read the sweeps that make ladder keeps (results/<gpu>-<sweep>.csv).
+#
+#   tools/tour.sh     what make runs after the build; it takes no argument but --help (-h): this text
 set -u
+. "$(dirname "$0")/args.sh"
+tool_noargs "$@"
 cd "$(dirname "$0")/.." || exit 1
 BIN=build/bin
 probe=$("$BIN/00_baseline" --probe 2>/dev/null || echo none)
