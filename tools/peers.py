@@ -17,13 +17,21 @@ a backend that refuses it gets the equivalent packed call -- the Hq/Hkv query he
 as Hq/Hkv query rows of one head -- which is how a careful user would call it; never a copy of
 K/V. What was used is recorded in the row's extra field.
 
-A sweep line's keys, as the rungs read them (common/cli.c): dtype=f16|bf16 sets the storage type
-(the check against float32 math then allows 2e-3 or 1e-2, as the course does); dtype=e4m3 (rung
-07's FP8 step) is read and not run, with an "unsupported: ..." row saying why; inputs=outlier
-scales Q and K by 10; model=NAME is carried to the row's extra field (model=NAME;). SDPA has no
-paged KV cache and one KV length for the whole batch, so a line with page=P (other than 0) or
-with seqlens= / dist= is not run: it gets an "unsupported: ..." row saying why, never a number
-measured on another layout. --list prints what each line would get, without PyTorch.
+A sweep file is checked by a rung binary before anything else (build/bin/00_baseline, or --bin:
+BINARY --check-sweep FILE, the rungs' own parser, no GPU); a line it refuses stops here (exit 2),
+so the peers and the rungs read the same lines. Of a line it accepts, the peers read these keys
+(common/cli.c): dtype=f16|bf16 sets the storage type (the check against float32 math then allows
+2e-3 or 1e-2, as the course does); dtype=e4m3 (rung 07's FP8 step) is read and not run, with an
+"unsupported: ..." row saying why; inputs=outlier scales Q and K by 10, inputs=sparse-outlier draws
+one entry in 1,000 of Q, K and V ten times larger (as common/inputs.c); model=NAME is carried to
+the row's extra field (model=NAME;). SDPA has no paged KV cache and one KV length for the whole
+batch, so a line with page=P (other than 0) or with seqlens= / dist= is not run: it gets an
+"unsupported: ..." row saying why, never a number measured on another layout. --list prints what
+each line would get, without PyTorch.
+
+Every refusal (a bad argument, a sweep file that is missing, not a regular file or refused by the
+check, a --csv that cannot be written, PyTorch not installed) is one line and exit 2, before any
+GPU work.
 
 --backward times the backward pass instead, as rung 08 is timed (common/run_grad.c): Q, K, V and dO
 drawn as above (dO from N(0, 1)); the forward run once through autograd outside the timed region;
@@ -39,7 +47,14 @@ import argparse
 import contextlib
 import math
 import os
+import re
+import stat
+import subprocess
 import sys
+import unicodedata
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+DEFAULT_BIN = "build/bin/00_baseline"
 
 
 def visible_pairs(B, N, M, causal):
@@ -52,51 +67,160 @@ def visible_pairs(B, N, M, causal):
     return B * total
 
 
-MODEL_CHARS = set("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789._-+")
+def shown(x, cap=1000):
+    """x for a one-line message: control bytes, invisible characters (a byte-order mark, zero-width
+    spaces) and bytes that are not UTF-8 escaped, cut near cap characters (as common/cli.c's)."""
+    if isinstance(x, bytes):
+        x = x.decode("utf-8", "surrogateescape")
+    out = []
+    n = 0
+    for ch in x:
+        o = ord(ch)
+        if 0xDC80 <= o <= 0xDCFF:                 # a byte that is not UTF-8 (surrogateescape)
+            e = "\\x%02x" % (o - 0xDC00)
+        elif o < 0x20 or 0x7F <= o < 0xA0 or unicodedata.category(ch) in ("Cf", "Cs", "Co", "Cn", "Zl", "Zp"):
+            e = "\\x%02x" % o if o < 0x100 else "\\u%04x" % o if o < 0x10000 else "\\U%08x" % o
+        else:
+            e = ch
+        if n + len(e) > cap:
+            out.append("...")
+            break
+        out.append(e)
+        n += len(e)
+    return "".join(out)
 
 
 def die(msg):
-    print(msg, file=sys.stderr)
+    print(shown(msg), file=sys.stderr)
     sys.exit(2)
 
 
-def read_sweep(path):
-    """The shapes of a sweep file: (B, Hq, Hkv, N, M, d, causal) and the keys the peers read. A line
-    the rungs would refuse to parse stops here too (exit 2), so both read the same shapes."""
+def regular_file(flag, path):
+    """A path given to flag names a regular file: os.stat first, so that a FIFO or a device is refused
+    at once, never opened (opening a FIFO blocks until someone writes to it)."""
+    try:
+        st = os.stat(path)
+    except OSError as e:
+        die("error: %s %s: cannot read (%s)" % (flag, path, e.strerror or e))
+    if stat.S_ISDIR(st.st_mode):
+        die("error: %s %s: a directory; give a sweep file (such as sweeps/decode.txt)" % (flag, path))
+    if not stat.S_ISREG(st.st_mode):
+        die("error: %s %s: not a regular file (a FIFO, a device or a socket); give a sweep file" % (flag, path))
+    if not os.access(path, os.R_OK):
+        die("error: %s %s: cannot read (permission denied)" % (flag, path))
+
+
+def check_csv(path):
+    """--csv's place, before any work: not a directory, not a FIFO or a device, in a directory that
+    exists and can be written."""
+    where = os.path.dirname(path) or "."
+    if os.path.isdir(path):
+        die("error: --csv %s: a directory; give a file name (rows are appended to it)" % path)
+    if os.path.lexists(path):
+        try:
+            st = os.stat(path)
+        except OSError as e:
+            die("error: --csv %s: cannot write (%s)" % (path, e.strerror or e))
+        if not stat.S_ISREG(st.st_mode):
+            die("error: --csv %s: not a regular file; give a file name (rows are appended to it)" % path)
+        if not os.access(path, os.W_OK):
+            die("error: --csv %s: cannot write (permission denied)" % path)
+    elif not os.path.isdir(where):
+        die("error: --csv %s: no directory %s" % (path, where))
+    elif not os.access(where, os.W_OK | os.X_OK):
+        die("error: --csv %s: cannot write in %s (permission denied)" % (path, where))
+
+
+def check_sweep(binary, path):
+    """The rungs' verdict on each line of the sweep file (BINARY --check-sweep FILE: 'ok LINE' or
+    'bad LINE: REASON' per line that holds a shape; exit 0 when every line is ok, 2 otherwise).
+    Returns the set of lines it accepted; a refused line, or no verdict, ends here (exit 2)."""
+    shown_bin = binary if binary != os.path.join(ROOT, DEFAULT_BIN) else DEFAULT_BIN
+    if not (os.path.isfile(binary) and os.access(binary, os.X_OK)):
+        if shown_bin == DEFAULT_BIN:
+            die("error: %s not found: run make first (tools/peers.py asks a rung binary to check the sweep "
+                "file; --bin BINARY names another)" % DEFAULT_BIN)
+        die("error: --bin %s: not an executable file" % binary)
+    try:
+        p = subprocess.run([binary, "--check-sweep", "./" + path if path.startswith("-") else path], stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                           stderr=subprocess.STDOUT, timeout=120)
+    except subprocess.TimeoutExpired:
+        die("error: %s --check-sweep %s: no answer in 120 s" % (shown_bin, path))
+    except OSError as e:
+        die("error: %s --check-sweep %s: cannot run (%s)" % (shown_bin, path, e.strerror or e))
+    ok, bad, other = set(), [], []
+    for line in p.stdout.decode("utf-8", "surrogateescape").split("\n"):
+        m = re.match(r"(ok|bad) ([0-9]+)(?:: (.*))?$", line)
+        if m and (m.group(1) == "ok") == (m.group(3) is None):
+            if m.group(1) == "ok":
+                ok.add(int(m.group(2)))
+            else:
+                bad.append((int(m.group(2)), m.group(3)))
+        elif line.strip():
+            other.append(line)
+    if bad:
+        for lineno, why in bad[:20]:
+            print(shown("error: %s:%d: %s" % (path, lineno, why)), file=sys.stderr)
+        if len(bad) > 20:
+            print(shown("error: %s: %d more lines refused" % (path, len(bad) - 20)), file=sys.stderr)
+        sys.exit(2)
+    if p.returncode != 0:
+        first = re.sub(r"^error: ", "", other[0]) if other else "exited %d and said nothing" % p.returncode
+        hint = "; run make (a build older than --check-sweep does not know it)" if "check-sweep" in first else ""
+        die("error: %s --check-sweep %s: %s%s" % (shown_bin, path, first, hint))
+    return ok
+
+
+def read_sweep(path, accepted):
+    """The shapes of a sweep file that the rungs accepted (check_sweep): (B, Hq, Hkv, N, M, d,
+    causal) and the keys the peers read. Split as common/cli.c splits a line (bytes, '#' starts a
+    comment, fields apart by spaces, tabs or CRs); a line the two read differently stops here."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+        with os.fdopen(fd, "rb") as f:
+            if not stat.S_ISREG(os.fstat(f.fileno()).st_mode):
+                die("error: --sweep %s: not a regular file" % path)
+            data = f.read()
+    except OSError as e:
+        die("error: --sweep %s: cannot read (%s)" % (path, e.strerror or e))
+    lines = data.split(b"\n")
+    if lines and lines[-1] == b"":
+        lines.pop()
+
+    def differ(lineno, why):
+        die("error: %s:%d: the rungs' check and tools/peers.py read this line differently (%s)" % (path, lineno, why))
+
     cases = []
-    with open(path) as f:
-        for lineno, raw in enumerate(f, 1):
-            tok = raw.split("#")[0].split()
-            if not tok:
-                continue
-            where = "%s:%d" % (path, lineno)
-            if len(tok) < 7:
-                die("error: %s: expected B Hq Hkv N M d causal [key=value ...]" % where)
-            try:
-                shape = tuple(int(x) for x in tok[:7])
-            except ValueError:
-                die("error: %s: the seven sizes must be integers" % where)
-            c = {"shape": shape, "dtype": "f16", "page": 0, "model": "", "outlier": False, "varlen": ""}
+    for lineno, raw in enumerate(lines, 1):
+        tok = [t.decode("latin-1") for t in re.split(rb"[ \t\r]+", raw.split(b"#")[0]) if t]
+        if not tok and lineno not in accepted:
+            continue
+        if lineno not in accepted:
+            differ(lineno, "the check gave it no verdict")
+        if len(tok) < 7:
+            differ(lineno, "fewer than seven fields")
+        c = {"dtype": "f16", "page": 0, "model": "", "inputs": "normal", "varlen": ""}
+        try:
+            c["shape"] = tuple(int(x) for x in tok[:7])
             for kv in tok[7:]:
-                k, eq, v = kv.partition("=")
-                if not eq:
-                    die("error: %s: '%s' is not key=value" % (where, kv))
-                if k == "dtype" and v in ("f16", "bf16", "e4m3"):
+                k, _, v = kv.partition("=")
+                if k == "dtype":
                     c["dtype"] = v
-                elif k == "page" and v.isdigit():
+                elif k == "page":
                     c["page"] = int(v)
-                elif k == "model" and v and len(v) < 64 and set(v) <= MODEL_CHARS:
-                    c["model"] = v
-                elif k == "inputs" and v in ("normal", "outlier"):
-                    c["outlier"] = v == "outlier"
+                elif k in ("model", "inputs"):
+                    c[k] = v
                 elif k in ("seqlens", "dist"):
                     c["varlen"] = k
-                elif k == "expect":
-                    pass                      # read by the test runner, not here
-                else:
-                    die("error: %s: %s: not a key and value the sweep files take "
-                                     "(inputs, dtype, seqlens, dist, page, model, expect)" % (where, kv))
-            cases.append(c)
+                elif k != "expect":               # expect= is read by the test runner, not here
+                    raise ValueError(kv)
+        except ValueError as e:
+            differ(lineno, "'%s'" % e)
+        cases.append(c)
+    if accepted - set(range(1, len(lines) + 1)):
+        differ(min(accepted - set(range(1, len(lines) + 1))), "the file has no such line")
+    if not cases:
+        die("error: --sweep %s: no shapes in it; a line is B Hq Hkv N M d causal [key=value ...]" % path)
     return cases
 
 
@@ -121,11 +245,36 @@ def label(c):
     return ("page=%d;" % c["page"] if c["page"] else "") + ("model=%s;" % c["model"] if c["model"] else "")
 
 
+class Parser(argparse.ArgumentParser):
+    """argparse, with its errors in one line (its own print the usage first)."""
+
+    def error(self, message):
+        die("error: %s (tools/peers.py --help)" % message)
+
+
+def import_torch():
+    """torch, F, SDPBackend, sdpa_kernel; without them one line, exit 2 (the tour and make ladder
+    ask python3 for torch first and leave the peers out where it is missing)."""
+    try:
+        import torch
+        import torch.nn.functional as F
+        from torch.nn.attention import SDPBackend, sdpa_kernel
+    except ModuleNotFoundError as e:
+        if e.name == "torch":
+            die("peers: PyTorch is not installed (python3 cannot import torch): the peers are skipped")
+        die("peers: PyTorch does not import (%s): the peers are skipped" % str(e).split("\n")[0])
+    except Exception as e:                    # a broken install, or one older than torch.nn.attention
+        die("peers: PyTorch does not import (%s: %s): the peers are skipped" % (type(e).__name__, str(e).split("\n")[0]))
+    return torch, F, SDPBackend, sdpa_kernel
+
+
 def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--sweep", required=True)
-    ap.add_argument("--csv")
-    ap.add_argument("--runs", type=int, default=0)
+    ap = Parser(allow_abbrev=False)
+    ap.add_argument("--sweep", required=True, help="the sweep file (sweeps/*.txt: B Hq Hkv N M d causal [key=value ...] a line)")
+    ap.add_argument("--csv", help="append the rows to this CSV (the rungs' columns)")
+    ap.add_argument("--bin", default=os.path.join(ROOT, DEFAULT_BIN),
+                    help="the rung binary that checks the sweep file (--check-sweep; default %s)" % DEFAULT_BIN)
+    ap.add_argument("--runs", type=int, default=0, help="timed runs per call (default 0: >= 20, more for short calls)")
     ap.add_argument("--flush", choices=["write", "write+read"], default="write+read",
                     help="the L2 flush before every timed call, as the rungs' --flush")
     ap.add_argument("--backward", action="store_true",
@@ -133,20 +282,22 @@ def main():
     ap.add_argument("--list", action="store_true",
                     help="print what each line of the sweep would get (run, or why not); no PyTorch needed")
     args = ap.parse_args()
-    cases = read_sweep(args.sweep)
+    if args.runs < 0:
+        ap.error("argument --runs: expected 0 or more, got %d" % args.runs)
+    if not args.list and not args.csv:
+        ap.error("--csv FILE is needed to run (or --list)")
+    regular_file("--sweep", args.sweep)
+    if not args.list:
+        check_csv(args.csv)
+    cases = read_sweep(args.sweep, check_sweep(args.bin, args.sweep))
     if args.list:
         for c in cases:
             why = not_run(c)
             print("%s %s %s %s%s" % ("run " if why is None else "skip", " ".join(str(x) for x in c["shape"]),
                                      c["dtype"], label(c) or "-", "" if why is None else "  " + why))
         return 0
-    if not args.csv:
-        ap.error("--csv FILE is needed to run (or --list)")
 
-    import torch
-    import torch.nn.functional as F
-    from torch.nn.attention import SDPBackend, sdpa_kernel
-
+    torch, F, SDPBackend, sdpa_kernel = import_torch()
     if not torch.cuda.is_available():
         print("peers: no CUDA device visible to PyTorch; skipped")
         return 0
@@ -172,11 +323,27 @@ def main():
         backends.append(("fa4", None))
     except Exception:                         # not installed: no fa4 rows
         fa4_func = None
-    new_file = not os.path.exists(args.csv) or os.path.getsize(args.csv) == 0
-    out = open(args.csv, "a")
-    if new_file:
-        out.write("rung,B,Hq,Hkv,N,M,d,causal,dtype,status,ms_median,ms_min,ms_max,tflops,gbps,"
-                  "rel_err,max_abs_err,lse_err,workspace_bytes,device,commit,extra\n")
+    # Each row is one write at the end of the CSV; a write that fails is cut back off, so the file
+    # keeps whole rows only (the ones before), and the run stops with one line naming the file.
+    try:
+        out = os.open(args.csv, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o666)
+    except OSError as e:
+        die("error: --csv %s: cannot open (%s)" % (args.csv, e.strerror or e))
+
+    def put(text):
+        data = text.encode()
+        size = os.fstat(out).st_size
+        try:
+            while data:
+                data = data[os.write(out, data):]
+        except OSError as e:
+            with contextlib.suppress(OSError):
+                os.ftruncate(out, size)
+            die("error: --csv %s: cannot write (%s); the rows before are kept" % (args.csv, e.strerror or e))
+
+    if os.fstat(out).st_size == 0:
+        put("rung,B,Hq,Hkv,N,M,d,causal,dtype,status,ms_median,ms_min,ms_max,tflops,gbps,"
+            "rel_err,max_abs_err,lse_err,workspace_bytes,device,commit,extra\n")
 
     def row(rung, case, status, t=None, rel=None, extra=""):
         B, Hq, Hkv, N, M, d, c = case["shape"]
@@ -196,8 +363,7 @@ def main():
         if label(case):                       # the sweep line's page= and model=, as the rungs' rows end
             extra = (extra + ";" if extra else "") + label(case)
         fields += ["%.3e" % rel if rel is not None else "", "", "", 0, name, commit, extra]
-        out.write(",".join(str(x) for x in fields) + "\n")
-        out.flush()
+        put(",".join(str(x) for x in fields) + "\n")
         print("%-12s B=%-4d Hq=%-3d Hkv=%-3d N=%-6d M=%-6d d=%-4d c=%d %-4s %s %s" %
               (rung, B, Hq, Hkv, N, M, d, c, case["dtype"], ("%.4f ms" % t[0]) if t else "", status), flush=True)
 
@@ -267,9 +433,12 @@ def main():
         q = torch.randn(B, Hq, N, d, device=dev, dtype=dt, generator=gen)
         k = torch.randn(B, Hkv, M, d, device=dev, dtype=dt, generator=gen)
         v = torch.randn(B, Hkv, M, d, device=dev, dtype=dt, generator=gen)
-        if case["outlier"]:                                  # as common/inputs.c: scores in the hundreds
+        if case["inputs"] == "outlier":                      # as common/inputs.c: scores in the hundreds
             q.mul_(10.0)
             k.mul_(10.0)
+        elif case["inputs"] == "sparse-outlier":             # as common/inputs.c: one entry in 1,000 from N(0, 10^2)
+            for x in (q, k, v):
+                x[torch.rand(x.shape, device=dev, generator=gen) < 1e-3] *= 10.0
         G = Hq // Hkv
         if args.backward:
             do = torch.randn(B, Hq, N, d, device=dev, dtype=dt, generator=gen)
@@ -348,9 +517,18 @@ def main():
         if args.backward:
             del do
         torch.cuda.empty_cache()
-    out.close()
+    os.close(out)
     return 0
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.stdout.reconfigure(errors="backslashreplace")
+    try:
+        rc = main()
+        sys.stdout.flush()
+    except BrokenPipeError:                   # --list into head: the reader left
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        rc = 2
+    except Exception as e:                    # a GPU error mid-run: one line; the rows before stay
+        die("error: peers stopped: %s: %s" % (type(e).__name__, (str(e).split("\n") or [""])[0]))
+    sys.exit(rc)

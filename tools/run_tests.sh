@@ -104,6 +104,9 @@ section tests/rung07_layout.sh
 echo "== 07d's overlap in the SASS (tests/sass_overlap.sh)"
 section tests/sass_overlap.sh
 
+echo "== tools/peers.py refusals (tests/peers.sh)"
+section tests/peers.sh
+
 # --- 3. Plots draw from the committed results (needs gnuplot) ---
 echo "== plots from results/"
 if command -v gnuplot >/dev/null 2>&1; then
