@@ -37,7 +37,7 @@ expect "bad fp8-hadamard"     2 "--fp8-hadamard: expected on or off, got 'no'" -
 expect "seqlens count"        2 "--seqlens: 2 lengths given for --b 3" -- "$base" --b 3 --seqlens 4,5
 expect "seqlen beyond M"      2 "each must be in 1..M"       -- "$base" --b 1 --m 100 --seqlens 101
 expect "bad seqlen dist"      2 "--seqlen-dist: expected"    -- "$base" --seqlen-dist zipf
-expect "unknown variant"      2 "--variant zz: this rung has" -- "$base" --variant zz
+expect "unknown variant"      2 "--variant: expected one of 00 (--list says what each is), got 'zz'" -- "$base" --variant zz
 expect "bad sweep line"       2 "expected B Hq Hkv N M d causal" -- "$base" --sweep tests/data/bad_sweep.txt
 expect "kv-block not x64"     2 "--kv-block: expected a multiple of 64 from 64 to 1024, got '100'" -- "$b06" --kv-block 100
 expect "kv-block too big"     2 "--kv-block: expected a multiple of 64 from 64 to 1024, got '2048'" -- "$b06" --kv-block 2048

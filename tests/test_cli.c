@@ -72,7 +72,7 @@ static void cli_rejects_head_ratio(void)
 {
     expect_refused("--hq 6 --hkv 4", "--hq 6 --hkv 4: Hq must be a multiple of Hkv");
     expect_refused("--hq 2 --hkv 4", "Hq must be a multiple of Hkv");
-    expect_refused("--hkv 3", "--hq 16 --hkv 3: Hq must be a multiple of Hkv");   /* default Hq 16 */
+    expect_refused("--hkv 3", "--hq 16 (the default) --hkv 3: Hq must be a multiple of Hkv");   /* default Hq 16 */
 }
 
 static void cli_rejects_unknown_flag(void)
@@ -325,7 +325,7 @@ static void sweep_files(void)
         {"crlf.txt", "1 1 1\r\n", 7, "sweep line '1 1 1': expected"},
         {"ctrl.txt", "a\x01" "b\n", 4, "sweep line 'a\\x01b'"},
         {"field.txt", "1 1 1 1 1 64 0 model=\x7f\n", 23, "model=\\x7f"},
-        {"hq.txt", "1 3 2 1 1 64 0\n", 15, "hq.txt:1: --hq 3 --hkv 2: Hq must be a multiple of Hkv"},
+        {"hq.txt", "1 3 2 1 1 64 0\n", 15, "hq.txt:1: Hq 3, Hkv 2: Hq must be a multiple of Hkv"},
         {"dist.txt", "1000000000 1 1 1 1 64 0 dist=uniform\n", 37, "for up to 1048576 requests"},
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
@@ -701,7 +701,7 @@ static void report_emit_header_once(void)
     row.status = "unsupported: a test row";
     row.extra = "";
     /* {quiet, header_done, csv}: the driver's, the --no-header one's, the --quiet one's */
-    const report_out outs[3] = {{0, 0, csv, &dev}, {0, 1, NULL, &dev}, {1, 0, csv, &dev}};
+    const report_out outs[3] = {{0, 0, csv, &dev, 0}, {0, 1, NULL, &dev, 0}, {1, 0, csv, &dev, 0}};
     const int headers[3] = {1, 0, 0}, rows[3] = {3, 3, 0}, csv_rows[3] = {3, 3, 6};
     fflush(stdout);
     int saved = dup(1);
