@@ -134,9 +134,10 @@ static void csv_head(const device_info *dev, char *out, size_t n)
 #define CSV_LINE_MAX 8192
 
 /* Appends `row` (whole lines) to the CSV at path, after the head lines if the file is new or empty,
- * whole or not at all: the bytes go out in one write() on a file opened for appending, and a short
- * or failed write (a full disk, a file-size limit) is cut off again (ftruncate to the old size; a
- * file this call made is removed), so no partial row is ever left. 0, or -1 with one line in err. */
+ * whole or not at all: the bytes go out in one write() on a file opened for appending (a short one
+ * is followed by a second, whose error says why), and a failed write (a full disk, a file-size
+ * limit) is cut off again (ftruncate to the old size; a file this call made is removed), so no
+ * partial row is ever left. 0, or -1 with one line in err. */
 static int csv_append(const char *path, const device_info *dev, const char *row, char *err, size_t n)
 {
     static char buf[2 * CSV_LINE_MAX];
@@ -164,11 +165,16 @@ static int csv_append(const char *path, const device_info *dev, const char *row,
                            path, k);
     }
     const off_t before = st.st_size;
-    ssize_t w;
-    do w = write(fd, buf, k); while (w < 0 && errno == EINTR);
-    int e = w < 0 ? errno : ENOSPC;
-    int bad = w != (ssize_t)k;
-    if (bad && w > 0 && ftruncate(fd, before)) e = errno;   /* a partial row is cut off again */
+    size_t done = 0;
+    int e = 0;
+    while (done < k) {                       /* one write() but for a short one: then the rest says why */
+        ssize_t w = write(fd, buf + done, k - done);
+        if (w < 0 && errno == EINTR) continue;
+        if (w <= 0) { e = w < 0 ? errno : ENOSPC; break; }
+        done += (size_t)w;
+    }
+    int bad = done != k;
+    if (bad && done > 0 && ftruncate(fd, before)) e = errno;   /* a partial row is cut off again */
     if (close(fd) && !bad) {
         bad = 1;
         e = errno;

@@ -6,11 +6,11 @@
 
 extern const test_case TESTS_md[], TESTS_ref[], TESTS_cli[], TESTS_npy[], TESTS_half[],
     TESTS_check[], TESTS_planner[], TESTS_combine[], TESTS_pages[], TESTS_fp8[], TESTS_hadamard[],
-    TESTS_ref_bwd[], TESTS_fp8_step[];
+    TESTS_ref_bwd[], TESTS_fp8_step[], TESTS_writes[];
 
 static const test_case *const groups[] = {TESTS_half, TESTS_md, TESTS_ref, TESTS_ref_bwd, TESTS_cli, TESTS_npy,
                                           TESTS_check, TESTS_planner, TESTS_combine, TESTS_pages,
-                                          TESTS_fp8, TESTS_hadamard, TESTS_fp8_step, NULL};
+                                          TESTS_fp8, TESTS_hadamard, TESTS_fp8_step, TESTS_writes, NULL};
 
 static int failed_now;
 static char first_failure[512];
