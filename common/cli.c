@@ -847,7 +847,7 @@ static int check_csv(const char *path, char *err, size_t n)
         close(fd);
         return 0;
     }
-    if (errno != ENOENT) return errf(err, n, "--csv %s: %s", path, strerror(errno));
+    if (errno != ENOENT && errno != ENOTDIR) return errf(err, n, "--csv %s: %s", path, strerror(errno));
     char dir[PATH_CHARS];
     if (strlen(path) >= sizeof dir) return errf(err, n, "--csv %s: the path is too long", path);
     snprintf(dir, sizeof dir, "%s", path);
@@ -855,7 +855,9 @@ static int check_csv(const char *path, char *err, size_t n)
     if (!slash) snprintf(dir, sizeof dir, ".");
     else if (slash == dir) dir[1] = 0;
     else *slash = 0;
-    if (stat(dir, &st)) return errf(err, n, "--csv %s: its folder %s does not exist (make it first)", path, dir);
+    if (stat(dir, &st))
+        return errf(err, n, "--csv %s: its folder %s %s", path, dir,
+                    errno == ENOTDIR ? "is under a file, not a directory" : "does not exist (make it first)");
     if (!S_ISDIR(st.st_mode)) return errf(err, n, "--csv %s: %s is %s, not a directory", path, dir, file_kind(st.st_mode));
     if (probe_dir(dir)) return errf(err, n, "--csv %s: cannot make a file in %s (%s)", path, dir, strerror(errno));
     return 0;

@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <string.h>
 #include "test.h"
+#include "../common/harness.h"
 
 extern const test_case TESTS_md[], TESTS_ref[], TESTS_cli[], TESTS_npy[], TESTS_half[],
     TESTS_check[], TESTS_planner[], TESTS_combine[], TESTS_pages[], TESTS_fp8[], TESTS_hadamard[],
@@ -27,9 +28,21 @@ void test_fail(const char *file, int line, const char *fmt, ...)
     failed_now++;
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
     int passed = 0, failed = 0;
+    /* no arguments: every test; --help says so; anything else is refused, not ignored */
+    if (argc > 1) {
+        if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {
+            printf("usage: cpu_tests   (no arguments: every CPU test, run from the repository root; prints\n"
+                   "       'ok NAME' or 'FAIL NAME: why' per test, then a count; exit 0, or 1 if a test failed)\n");
+            return 0;
+        }
+        char msg[1200];
+        cli_message(msg, sizeof msg, "cpu_tests: unknown argument '%s' (it takes none; --help says what it does)", argv[1]);
+        fprintf(stderr, "%s\n", msg);
+        return 2;
+    }
     for (int g = 0; groups[g]; g++) {
         for (const test_case *t = groups[g]; t->name; t++) {
             failed_now = 0;
