@@ -627,8 +627,9 @@ void sweep_free(run_case *cases, int count)
 
 static const char *file_kind(mode_t m)
 {
-    return S_ISREG(m) ? "a regular file" : S_ISDIR(m) ? "a directory" : S_ISFIFO(m) ? "a FIFO" : S_ISCHR(m) ? "a character device"
-         : S_ISBLK(m) ? "a block device" : S_ISSOCK(m) ? "a socket" : "not a regular file or directory";
+    return S_ISREG(m) ? "a regular file" : S_ISDIR(m) ? "a directory" : S_ISFIFO(m) ? "a FIFO"
+         : S_ISCHR(m) ? "a character device" : S_ISBLK(m) ? "a block device" : S_ISSOCK(m) ? "a socket"
+         : "not a regular file or directory";
 }
 
 /* A file to read as text (a sweep file): opened without blocking, as a FIFO or a device would block
@@ -840,7 +841,8 @@ static int check_csv(const char *path, char *err, size_t n)
 {
     struct stat st;
     if (!stat(path, &st)) {
-        if (S_ISDIR(st.st_mode)) return errf(err, n, "--csv %s: a directory; give a file name (rows are appended to it)", path);
+        if (S_ISDIR(st.st_mode))
+            return errf(err, n, "--csv %s: a directory; give a file name (rows are appended to it)", path);
         if (!S_ISREG(st.st_mode)) return errf(err, n, "--csv %s: %s, not a regular file", path, file_kind(st.st_mode));
         int fd = open(path, O_WRONLY | O_APPEND | O_NONBLOCK);
         if (fd < 0) return errf(err, n, "--csv %s: cannot open it for appending (%s)", path, strerror(errno));
@@ -858,7 +860,8 @@ static int check_csv(const char *path, char *err, size_t n)
     if (stat(dir, &st))
         return errf(err, n, "--csv %s: its folder %s %s", path, dir,
                     errno == ENOTDIR ? "is under a file, not a directory" : "does not exist (make it first)");
-    if (!S_ISDIR(st.st_mode)) return errf(err, n, "--csv %s: %s is %s, not a directory", path, dir, file_kind(st.st_mode));
+    if (!S_ISDIR(st.st_mode))
+        return errf(err, n, "--csv %s: %s is %s, not a directory", path, dir, file_kind(st.st_mode));
     if (probe_dir(dir)) return errf(err, n, "--csv %s: cannot make a file in %s (%s)", path, dir, strerror(errno));
     return 0;
 }

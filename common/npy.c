@@ -16,15 +16,17 @@
 #include "half.h"
 
 /* Every refusal names the file: "<path>: <what is wrong>", on one line: what it quotes from the file
- * (a key, a dtype) may hold any byte, so control bytes are written as \xNN. */
+ * (a key, a dtype) may hold any byte, so control bytes are written as \xNN; near 1 KB it stops. */
 static int errf(char *err, size_t n, const char *path, const char *fmt, ...)
 {
     char raw[1024];
     int k = snprintf(raw, sizeof raw, "%s: ", path);
     va_list ap;
     va_start(ap, fmt);
-    if (k >= 0 && (size_t)k < sizeof raw) vsnprintf(raw + k, sizeof raw - k, fmt, ap);
+    if (k >= 0 && (size_t)k < sizeof raw && vsnprintf(raw + k, sizeof raw - k, fmt, ap) >= (int)(sizeof raw - k))
+        k = (int)sizeof raw;
     va_end(ap);
+    if (k >= (int)sizeof raw) memcpy(raw + sizeof raw - 4, "...", 4);     /* cut near 1 KB, and said so */
     size_t w = 0;
     for (const unsigned char *p = (const unsigned char *)raw; *p && w + 5 < n; p++) {
         if (*p < 0x20 || *p == 0x7f) w += snprintf(err + w, n - w, "\\x%02x", *p);
@@ -133,8 +135,9 @@ static int parse_header(const char *h, npy_header *H, char *why, size_t n)
 
 static const char *file_kind(mode_t m)
 {
-    return S_ISREG(m) ? "a regular file" : S_ISDIR(m) ? "a directory" : S_ISFIFO(m) ? "a FIFO" : S_ISCHR(m) ? "a character device"
-         : S_ISBLK(m) ? "a block device" : S_ISSOCK(m) ? "a socket" : "not a regular file or directory";
+    return S_ISREG(m) ? "a regular file" : S_ISDIR(m) ? "a directory" : S_ISFIFO(m) ? "a FIFO"
+         : S_ISCHR(m) ? "a character device" : S_ISBLK(m) ? "a block device" : S_ISSOCK(m) ? "a socket"
+         : "not a regular file or directory";
 }
 
 int npy_load4(const char *path, attn_dtype t, uint16_t **data, int dims[4], char *err, size_t n)
@@ -419,7 +422,10 @@ int npy_save_set(const char *dir, const npy_array *a, int count, char *err, size
     for (i = 0; i < count; i++)
         if (write_temp(dir, &a[i], sl[i].tmp, sizeof sl[i].tmp)) { what = "cannot write"; goto failed; }
     for (i = 0; i < count; i++)
-        if (keep_old(dir, a[i].name, &sl[i])) { what = errno == EISDIR ? "cannot replace" : "cannot keep the old"; goto failed; }
+        if (keep_old(dir, a[i].name, &sl[i])) {
+            what = errno == EISDIR ? "cannot replace" : "cannot keep the old";
+            goto failed;
+        }
     for (i = 0; i < count; i++) {
         if (rename(sl[i].tmp, sl[i].target)) { what = "cannot replace"; goto failed; }
         sl[i].placed = 1;
@@ -471,11 +477,13 @@ static float *widened(attn_dtype t, const uint16_t *x, size_t count)
 
 int npy_save_outputs(const char *dir, const attn_shape *s, const uint16_t *o, const float *lse, char *err, size_t n)
 {
-    if (make_dirs(dir)) return errf(err, n, dir, "cannot make the folder (%s); o.npy and lse.npy not written", strerror(errno));
+    if (make_dirs(dir))
+        return errf(err, n, dir, "cannot make the folder (%s); o.npy and lse.npy not written", strerror(errno));
     npy_array a[2] = {{"o.npy", o, 0, 4, {s->B, s->Hq, s->N, s->d}}, {"lse.npy", lse, 1, 3, {s->B, s->Hq, s->N, 0}}};
     float *of = NULL;
     if (s->dtype == ATTN_BF16) {
-        if (!(of = widened(s->dtype, o, attn_q_elems(s)))) return errf(err, n, dir, "out of memory; o.npy and lse.npy not written");
+        if (!(of = widened(s->dtype, o, attn_q_elems(s))))
+            return errf(err, n, dir, "out of memory; o.npy and lse.npy not written");
         a[0].data = of;
         a[0].f32 = 1;
     }
@@ -486,7 +494,8 @@ int npy_save_outputs(const char *dir, const attn_shape *s, const uint16_t *o, co
 
 int npy_save_grads(const char *dir, const attn_shape *s, uint16_t *const g[3], char *err, size_t n)
 {
-    npy_array a[3] = {{"dq.npy", g[0], 0, 4, {s->B, s->Hq, s->N, s->d}}, {"dk.npy", g[1], 0, 4, {s->B, s->Hkv, s->M, s->d}},
+    npy_array a[3] = {{"dq.npy", g[0], 0, 4, {s->B, s->Hq, s->N, s->d}},
+                      {"dk.npy", g[1], 0, 4, {s->B, s->Hkv, s->M, s->d}},
                       {"dv.npy", g[2], 0, 4, {s->B, s->Hkv, s->M, s->d}}};
     float *wide[3] = {NULL, NULL, NULL};
     int rc = 0;
@@ -495,7 +504,8 @@ int npy_save_grads(const char *dir, const attn_shape *s, uint16_t *const g[3], c
     if (s->dtype != ATTN_F16)
         for (int w = 0; w < 3 && !rc; w++) {
             size_t count = (size_t)a[w].dims[0] * a[w].dims[1] * a[w].dims[2] * a[w].dims[3];
-            if (!(wide[w] = widened(s->dtype, g[w], count))) rc = errf(err, n, dir, "out of memory; dq.npy, dk.npy and dv.npy not written");
+            if (!(wide[w] = widened(s->dtype, g[w], count)))
+                rc = errf(err, n, dir, "out of memory; dq.npy, dk.npy and dv.npy not written");
             a[w].data = wide[w];
             a[w].f32 = 1;
         }

@@ -133,7 +133,8 @@ static void csv_head(const device_info *dev, char *out, size_t n)
 
 #define CSV_LINE_MAX 8192
 
-/* Appends `row` (whole lines) to the CSV at path, after the head lines if the file is new or empty,
+/* Appends `row` (whole lines) to the CSV at path, after the head lines if the file is new or empty
+ * (and on a line of its own if the file does not end in one),
  * whole or not at all: the bytes go out in one write() on a file opened for appending (a short one
  * is followed by a second, whose error says why), and a failed write (a full disk, a file-size
  * limit) is cut off again (ftruncate to the old size; a file this call made is removed), so no
@@ -142,7 +143,8 @@ static int csv_append(const char *path, const device_info *dev, const char *row,
 {
     static char buf[2 * CSV_LINE_MAX];
     int made = 0;
-    int fd = open(path, O_WRONLY | O_APPEND | O_NONBLOCK);
+    int fd = open(path, O_RDWR | O_APPEND | O_NONBLOCK);             /* read: its last byte */
+    if (fd < 0 && errno == EACCES) fd = open(path, O_WRONLY | O_APPEND | O_NONBLOCK);
     if (fd < 0 && errno == ENOENT) {
         fd = open(path, O_WRONLY | O_APPEND | O_NONBLOCK | O_CREAT | O_EXCL, 0666);
         made = fd >= 0;
@@ -154,8 +156,10 @@ static int csv_append(const char *path, const device_info *dev, const char *row,
         return cli_message(err, n, "--csv %s: not a regular file; no row written", path);
     }
     size_t k = 0;
+    char last = '\n';
     buf[0] = 0;
     if (st.st_size == 0) csv_head(dev, buf, sizeof buf);
+    else if (pread(fd, &last, 1, st.st_size - 1) == 1 && last != '\n') buf[k++] = '\n', buf[k] = 0;   /* a row of its own */
     k = strlen(buf);
     add(buf, sizeof buf, &k, "%s", row);
     if (k + 1 >= sizeof buf || k == 0 || buf[k - 1] != '\n') {

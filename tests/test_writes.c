@@ -302,6 +302,14 @@ static int do_csv(void *arg, char *err, size_t n)
     return rc;
 }
 
+static int make_text(const char *path, const char *text)
+{
+    FILE *f = fopen(path, "wb");
+    if (!f) return -1;
+    fputs(text, f);
+    return fclose(f);
+}
+
 static int count_rows(const char *path, const char *prefix)
 {
     size_t len = 0, k = strlen(prefix);
@@ -371,6 +379,14 @@ static void csv_rows_whole(void)
     rc = report_csv_row(sub, &j.dev, &j.row, err, sizeof err);
     EXPECT_MSG(rc == -1 && strstr(err, "adir.csv: cannot open for appending (Is a directory)"), "a directory: %d '%s'", rc, err);
     rmdir(sub);
+
+    /* a file whose last line was cut short (by an older writer): the row goes on a line of its own */
+    char cut[96];
+    snprintf(cut, sizeof cut, "%s/cut.csv", dir);
+    EXPECT(make_text(cut, "# device: x\nrung,B\n00,1,2") == 0);
+    EXPECT_MSG(report_csv_row(cut, &j.dev, &j.row, err, sizeof err) == 0, "%s", err);
+    EXPECT_MSG(count_rows(cut, "00,1,2\n") == 1 && count_rows(cut, "00,1,2,2,8,8,64,") == 1, "the row was glued to a cut line");
+    remove(cut);
 
     /* the ceilings' rows take the same path */
     EXPECT_MSG(report_csv_ceiling(path, &j.dev, "ceiling-copy", 1.0, 0, 3000.0, "bytes=1", err, sizeof err) == 0, "%s", err);
