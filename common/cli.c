@@ -2,12 +2,15 @@
  * says what is allowed; nothing here touches the GPU, so the checks run (and are tested) anywhere. */
 #include <ctype.h>
 #include <errno.h>
+#include <fcntl.h>
+#include <float.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 #include "harness.h"
 
 #define MAX_DIM 1000000000L   /* sizes beyond this are typos, not shapes */
@@ -21,20 +24,37 @@
 #define MAX_REQUESTS 1048576
 
 /* The one line of a refusal: a value echoed in it (an argument, a field of a file) may hold any
- * byte, so control bytes are written as \xNN, never as a line break. */
-static int errf(char *err, size_t n, const char *fmt, ...)
+ * byte, so control bytes are written as \xNN, never as a line break; and it may be of any length,
+ * so the line stops near 1 KB, ending in "..." where it was cut. */
+static int verrf(char *err, size_t n, const char *fmt, va_list ap)
 {
     char raw[1024];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(raw, sizeof raw, fmt, ap);
-    va_end(ap);
+    int len = vsnprintf(raw, sizeof raw, fmt, ap);
+    if (len >= (int)sizeof raw) memcpy(raw + sizeof raw - 4, "...", 4);
     size_t k = 0;
     for (const unsigned char *p = (const unsigned char *)raw; *p && k + 5 < n; p++) {
         if (*p < 0x20 || *p == 0x7f) k += snprintf(err + k, n - k, "\\x%02x", *p);
         else err[k++] = (char)*p;
     }
     if (n) err[k < n ? k : n - 1] = 0;
+    return -1;
+}
+
+static int errf(char *err, size_t n, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    verrf(err, n, fmt, ap);
+    va_end(ap);
+    return -1;
+}
+
+int cli_message(char *out, size_t n, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    verrf(out, n, fmt, ap);
+    va_end(ap);
     return -1;
 }
 
@@ -86,6 +106,20 @@ static int parse_double(const char *flag, const char *v, double *out, char *err,
     if (!v || !*v || *end || !isfinite(x) || x <= 0.0)
         return errf(err, n, "%s: expected a positive number, got '%s'", flag, v ? v : "");
     *out = x;
+    return 0;
+}
+
+/* --scale S: positive, and a normal float once converted (the kernels take a float): 1e-300 would
+ * become 0 and 1e300 inf, each a softmax of nothing but NaN or a constant. The range is checked on
+ * the double, as converting a double beyond float's range is undefined in C. */
+static int parse_scale(const char *v, float *out, char *err, size_t n)
+{
+    double x;
+    if (parse_double("--scale", v, &x, err, n)) return -1;
+    if (x < FLT_MIN || x > FLT_MAX || !isnormal((float)x))
+        return errf(err, n, "--scale: %s is outside float's normal range (%.3g to %.3g)", v, (double)FLT_MIN,
+                    (double)FLT_MAX);
+    *out = (float)x;
     return 0;
 }
 
@@ -168,8 +202,10 @@ void cli_usage(const cli_opts *o, const char *prog, char *out, size_t n)
     size_t k = 0;
 #define PUT(...) (k += (size_t)snprintf(k < n ? out + k : NULL, k < n ? n - k : 0, __VA_ARGS__))
     PUT("usage: %s [flags]   (no flags: the shape below, every check, timed; exit 0 ok, 1 a check failed,\n"
-        "          2 bad arguments, 3 the rung refuses the shape, 4 no CUDA device)\n", prog);
-    PUT("shape:    --b B --hq HQ --hkv HKV --h H (sets both) --n N --m M --d D --causal\n"
+        "          2 bad arguments or a failed write of --save or --csv, 3 the rung refuses the shape,\n"
+        "          4 no CUDA device; --help wins over any other flag)\n", prog);
+    PUT("shape:    --b B --hq HQ --hkv HKV --h H --n N --m M --d D --causal (--h: both head counts, but an\n"
+        "          --hq or --hkv wins over it wherever it stands)\n"
         "          default --b %d --hq %d --hkv %d --n %d --m %d --d %d, not causal; --n alone %s\n",
         s->B, s->Hq, s->Hkv, s->N, s->M, s->d, self_attention_default(o) ? "sets --m too" : "keeps --m");
     PUT("          --dtype f16|bf16|e4m3 (default f16) --scale S (default 1/sqrt(d))\n"
@@ -207,9 +243,13 @@ void cli_usage(const cli_opts *o, const char *prog, char *out, size_t n)
     } else {
         PUT("this rung's own flags: none (--planner and --kv-block are rung 06's)\n");
     }
-    PUT("output:   --csv FILE (append a CSV row) --save DIR (o.npy [B, Hq, N, d], lse.npy [B, Hq, N]) --quiet\n"
+    PUT("output:   --csv FILE (append a CSV row; its folder must exist) --save DIR (made if missing: o.npy\n"
+        "          [B, Hq, N, d], lse.npy [B, Hq, N]) --quiet; both checked before the GPU runs, and written\n"
+        "          whole or not at all: a failed write leaves the old files as they were, and exits 2\n"
         "          --no-header (the rows without the table header: make stage prints one for all its variants)\n"
         "modes:    --sweep FILE (a shape a line: B Hq Hkv N M d causal [key=value ...]; see sweeps/)\n"
+        "          --check-sweep FILE (no GPU: each line as --sweep reads it, one line out per shape line,\n"
+        "          'ok LINE' or 'bad LINE: reason'; exit 0 if every line is ok, else 2)\n"
         "          --too-slow S (default %g: a sweep skips shapes larger than one that took longer)\n"
         "          --ceilings --list --probe --help\n"
         "          --pass (prints forward or backward: which pass this binary's variants compute; the\n"
@@ -237,10 +277,38 @@ static int flag_index(const char *list, const char *f)
 }
 #define SHAPE_FLAGS "--b --hq --hkv --h --n --m --d"
 
+/* --help anywhere wins over everything else on the line, also over a bad value before it: the
+ * defaults' text, whatever came before */
+static int help_asked(int argc, char **argv, cli_opts *o, char *err, size_t n)
+{
+    for (int a = 1; a < argc; a++)
+        if (argv[a] && (!strcmp(argv[a], "--help") || !strcmp(argv[a], "-h"))) {
+            cli_opts d;
+            cli_defaults_for(&d, o->own);
+            d.backward = o->backward;
+            cli_usage(&d, argc > 0 && argv[0] ? argv[0] : "rung", err, n);
+            return 1;
+        }
+    return 0;
+}
+
+/* "--hq 8" or "--h 8" or "the default 16": what set a head count, for a message */
+static const char *heads_from(const char *flag, int given, int h_given, int x, char *out, size_t n)
+{
+    if (given) snprintf(out, n, "%s %d", flag, x);
+    else if (h_given) snprintf(out, n, "--h %d", x);
+    else snprintf(out, n, "%s %d (the default)", flag, x);
+    return out;
+}
+
 int cli_parse(int argc, char **argv, cli_opts *o, char *err, size_t n)
 {
     int nseq = 0, have_n = 0, have_m = 0;
+    /* --h H is the default of both --hq and --hkv: an --hq or --hkv given anywhere on the line wins,
+     * so that the order of the flags does not matter (--hq 8 --hkv 3 --h 8 is --h 8 --hkv 3) */
+    int h = 0, hq = 0, hkv = 0;
     const char *first_shape_flag = NULL, *fp8_flag = NULL;
+    if (help_asked(argc, argv, o, err, n)) return 1;
     for (int a = 1; a < argc; a++) {
         const char *f = argv[a];
         const char *v = a + 1 < argc ? argv[a + 1] : NULL;
@@ -252,12 +320,9 @@ int cli_parse(int argc, char **argv, cli_opts *o, char *err, size_t n)
             o->shape_flags |= 1 << shape_flag;
         }
         if (!strcmp(f, "--b")) { if (parse_int(f, v, 1, MAX_DIM, &s->B, err, n)) return -1; }
-        else if (!strcmp(f, "--hq")) { if (parse_int(f, v, 1, MAX_DIM, &s->Hq, err, n)) return -1; }
-        else if (!strcmp(f, "--hkv")) { if (parse_int(f, v, 1, MAX_DIM, &s->Hkv, err, n)) return -1; }
-        else if (!strcmp(f, "--h")) {
-            if (parse_int(f, v, 1, MAX_DIM, &s->Hq, err, n)) return -1;
-            s->Hkv = s->Hq;
-        }
+        else if (!strcmp(f, "--hq")) { if (parse_int(f, v, 1, MAX_DIM, &hq, err, n)) return -1; }
+        else if (!strcmp(f, "--hkv")) { if (parse_int(f, v, 1, MAX_DIM, &hkv, err, n)) return -1; }
+        else if (!strcmp(f, "--h")) { if (parse_int(f, v, 1, MAX_DIM, &h, err, n)) return -1; }
         else if (!strcmp(f, "--n")) { if (parse_int(f, v, 1, MAX_DIM, &s->N, err, n)) return -1; have_n = 1; }
         else if (!strcmp(f, "--m")) { if (parse_int(f, v, 1, MAX_DIM, &s->M, err, n)) return -1; have_m = 1; }
         else if (!strcmp(f, "--d")) { if (parse_int(f, v, 1, MAX_HEAD_DIM, &s->d, err, n)) return -1; }
@@ -281,9 +346,7 @@ int cli_parse(int argc, char **argv, cli_opts *o, char *err, size_t n)
             fp8_flag = f;
         }
         else if (!strcmp(f, "--scale")) {
-            double x;
-            if (parse_double(f, v, &x, err, n)) return -1;
-            s->scale = (float)x;
+            if (parse_scale(v, &s->scale, err, n)) return -1;
             o->have_scale = 1;
         }
         else if (!strcmp(f, "--seqlens")) {
@@ -328,12 +391,14 @@ int cli_parse(int argc, char **argv, cli_opts *o, char *err, size_t n)
             else return errf(err, n, "--flush: expected write or write+read, got '%s'", v ? v : "");
         }
         else if (!strcmp(f, "--variant") || !strcmp(f, "--csv") || !strcmp(f, "--load") ||
-                 !strcmp(f, "--save") || !strcmp(f, "--sweep") || !strcmp(f, "--planner")) {
+                 !strcmp(f, "--save") || !strcmp(f, "--sweep") || !strcmp(f, "--planner") ||
+                 !strcmp(f, "--check-sweep")) {
             if (!v || !*v || v[0] == '-')
                 return errf(err, n, "%s: expected a value", f);
             const char **dst = !strcmp(f, "--variant") ? &o->variant : !strcmp(f, "--csv") ? &o->csv
                              : !strcmp(f, "--load") ? &o->load : !strcmp(f, "--save") ? &o->save
-                             : !strcmp(f, "--sweep") ? &o->sweep : &o->planner;
+                             : !strcmp(f, "--sweep") ? &o->sweep : !strcmp(f, "--check-sweep") ? &o->check_sweep
+                             : &o->planner;
             *dst = v;
             if (dst == &o->planner) {
                 char pl[256];
@@ -354,13 +419,6 @@ int cli_parse(int argc, char **argv, cli_opts *o, char *err, size_t n)
         else if (!strcmp(f, "--read-floor")) { o->read_floor = 1; takes = 0; }
         else if (!strcmp(f, "--quiet")) { o->quiet = 1; takes = 0; }
         else if (!strcmp(f, "--no-header")) { o->no_header = 1; takes = 0; }
-        else if (!strcmp(f, "--help") || !strcmp(f, "-h")) {
-            cli_opts d;                        /* the defaults, whatever came before --help */
-            cli_defaults_for(&d, o->own);
-            d.backward = o->backward;
-            cli_usage(&d, argc > 0 && argv[0] ? argv[0] : "rung", err, n);
-            return 1;
-        }
         else return errf(err, n, "unknown argument '%s' (--help lists the arguments)", f);
         a += takes;
     }
@@ -372,6 +430,18 @@ int cli_parse(int argc, char **argv, cli_opts *o, char *err, size_t n)
         return errf(err, n, "--load: per-request KV lengths (--seqlens, --seqlen-dist) cannot be given with --load");
     if (o->load && o->sweep)
         return errf(err, n, "--load and --sweep: give one or the other (a sweep makes its own inputs)");
+    if (o->check_sweep && (o->sweep || o->load))
+        return errf(err, n, "--check-sweep and %s: give one or the other (--check-sweep only reads the file)",
+                    o->sweep ? "--sweep" : "--load");
+    /* the head counts, whatever the order of --h, --hq and --hkv */
+    if (hq || h) o->shape.Hq = hq ? hq : h;
+    if (hkv || h) o->shape.Hkv = hkv ? hkv : h;
+    if (o->shape.Hq % o->shape.Hkv) {
+        char a[48], b[48];
+        return errf(err, n, "%s %s: Hq must be a multiple of Hkv (MHA, GQA or MQA)",
+                    heads_from("--hq", hq != 0, h != 0, o->shape.Hq, a, sizeof a),
+                    heads_from("--hkv", hkv != 0, h != 0, o->shape.Hkv, b, sizeof b));
+    }
     /* the FP8 step's quantization: with a sweep, for its dtype=e4m3 lines */
     if (fp8_flag && o->shape.dtype != ATTN_E4M3 && !o->sweep)
         return errf(err, n, "%s: it sets how --dtype e4m3 quantizes Q, K and V; give --dtype e4m3 (or a --sweep "
@@ -386,6 +456,10 @@ int cli_parse(int argc, char **argv, cli_opts *o, char *err, size_t n)
         return errf(err, n, "--seqlens: %d lengths given for --b %d; give one per request", nseq, o->shape.B);
     if (o->seqlens && o->seqlen_dist[0])
         return errf(err, n, "--seqlens and --seqlen-dist: give one or the other");
+    for (int b = 0; o->seqlens && b < nseq; b++)
+        if (o->seqlens[b] > o->shape.M)
+            return errf(err, n, "--seqlens: request %d has length %d; each must be in 1..M (%d)", b, o->seqlens[b],
+                        o->shape.M);
     if (o->seqlen_dist[0]) {
         o->seqlens = malloc(sizeof(int) * o->shape.B);
         if (!o->seqlens) return errf(err, n, "--seqlen-dist: out of memory for %d lengths", o->shape.B);
@@ -401,9 +475,9 @@ int shape_validate(const attn_shape *s, char *err, size_t n)
         return errf(err, n, "shape: every size must be >= 1 (B=%d Hq=%d Hkv=%d N=%d M=%d d=%d)",
                     s->B, s->Hq, s->Hkv, s->N, s->M, s->d);
     if (s->Hq % s->Hkv)
-        return errf(err, n, "--hq %d --hkv %d: Hq must be a multiple of Hkv (MHA, GQA or MQA)", s->Hq, s->Hkv);
+        return errf(err, n, "Hq %d, Hkv %d: Hq must be a multiple of Hkv (MHA, GQA or MQA)", s->Hq, s->Hkv);
     if (s->d > MAX_HEAD_DIM)
-        return errf(err, n, "--d %d: head dims up to %d", s->d, MAX_HEAD_DIM);
+        return errf(err, n, "head dim %d: head dims up to %d", s->d, MAX_HEAD_DIM);
     double elems = (double)s->B * s->Hq * s->N * s->d, kv = (double)s->B * s->Hkv * s->M * s->d;
     if (elems > 4e11 || kv > 4e11)
         return errf(err, n, "shape: %.3g elements per tensor is beyond any GPU", elems > kv ? elems : kv);
@@ -412,7 +486,7 @@ int shape_validate(const attn_shape *s, char *err, size_t n)
     if (s->seqlens_k)
         for (int b = 0; b < s->B; b++)
             if (s->seqlens_k[b] < 1 || s->seqlens_k[b] > s->M)
-                return errf(err, n, "--seqlens: request %d has length %d; each must be in 1..M (%d)",
+                return errf(err, n, "KV lengths: request %d has length %d; each must be in 1..M (%d)",
                             b, s->seqlens_k[b], s->M);
     return 0;
 }
@@ -515,28 +589,31 @@ int sweep_line(const char *line, const cli_opts *base, run_case *c, char *err, s
     return shape_validate(s, err, n) ? -1 : 1;
 }
 
-/* One line of f into buf (without its '\n'): 1, 0 at the end of the file, -1 with the reason in why
- * for a line too long, a NUL byte (not a text file) or a read error. */
+/* One line of f into buf (without its '\n'): 1, 0 at the end of the file; -1 with the reason in why
+ * for a line too long or a NUL byte (not a text file), the rest of the line read past so that the
+ * next call reads the next line; -2 for a read error. */
 static int read_line(FILE *f, char *buf, size_t cap, char *why, size_t n)
 {
     size_t len = 0;
-    int ch;
+    int ch, bad = 0;
     while ((ch = getc(f)) != EOF && ch != '\n') {
+        if (bad) continue;
         if (ch == 0) {
             snprintf(why, n, "a NUL byte at column %zu: not a text file", len + 1);
-            return -1;
-        }
-        if (len + 1 >= cap) {
+            bad = 1;
+        } else if (len + 1 >= cap) {
             snprintf(why, n, "line longer than %zu characters", cap - 1);
-            return -1;
+            bad = 1;
+        } else {
+            buf[len++] = (char)ch;
         }
-        buf[len++] = (char)ch;
     }
     if (ferror(f)) {
         snprintf(why, n, "cannot read (%s)", strerror(errno));
-        return -1;
+        return -2;
     }
     buf[len] = 0;
+    if (bad) return -1;
     return ch == EOF && len == 0 ? 0 : 1;
 }
 
@@ -546,16 +623,66 @@ void sweep_free(run_case *cases, int count)
     free(cases);
 }
 
+/* ---------------------------------------------------------------- files named on the command line */
+
+static const char *file_kind(mode_t m)
+{
+    return S_ISREG(m) ? "a regular file" : S_ISDIR(m) ? "a directory" : S_ISFIFO(m) ? "a FIFO"
+         : S_ISCHR(m) ? "a character device" : S_ISBLK(m) ? "a block device" : S_ISSOCK(m) ? "a socket"
+         : "not a regular file or directory";
+}
+
+/* A file to read as text (a sweep file): opened without blocking, as a FIFO or a device would block
+ * a plain open() forever, and refused at once unless it is a regular file. NULL with err. */
+static FILE *open_text(const char *flag, const char *path, char *err, size_t n)
+{
+    int fd = open(path, O_RDONLY | O_NONBLOCK);
+    if (fd < 0) {
+        errf(err, n, "%s %s: cannot open (%s)", flag, path, strerror(errno));
+        return NULL;
+    }
+    struct stat st;
+    memset(&st, 0, sizeof st);
+    if (fstat(fd, &st) || !S_ISREG(st.st_mode)) {
+        int dir = S_ISDIR(st.st_mode);
+        mode_t m = st.st_mode;
+        close(fd);
+        if (dir) errf(err, n, "%s %s: a directory; give a sweep file (such as sweeps/decode.txt)", flag, path);
+        else errf(err, n, "%s %s: %s, not a regular file; give a sweep file (such as sweeps/decode.txt)", flag, path,
+                  file_kind(m));
+        return NULL;
+    }
+    int fl = fcntl(fd, F_GETFL);
+    if (fl != -1) fcntl(fd, F_SETFL, fl & ~O_NONBLOCK);
+    FILE *f = fdopen(fd, "r");
+    if (!f) {
+        errf(err, n, "%s %s: cannot open (%s)", flag, path, strerror(errno));
+        close(fd);
+    }
+    return f;
+}
+
+/* Whether f starts with a UTF-8 byte-order mark (EF BB BF), which some editors put at the start of
+ * a text file: an invisible character in front of the first field. f is left at its start. */
+#define BOM_WHY "the file starts with a UTF-8 byte-order mark (bytes EF BB BF), which a sweep file " \
+                "does not take: save it without one (plain ASCII)"
+static int starts_with_bom(FILE *f)
+{
+    unsigned char b[3];
+    size_t got = fread(b, 1, 3, f);
+    rewind(f);
+    return got == 3 && b[0] == 0xef && b[1] == 0xbb && b[2] == 0xbf;
+}
+
 int sweep_read(const char *path, const cli_opts *base, run_case **cases, int *count, char *err, size_t n)
 {
     *cases = NULL;
     *count = 0;
-    FILE *f = fopen(path, "r");
-    if (!f) return errf(err, n, "--sweep %s: cannot open (%s)", path, strerror(errno));
-    struct stat st;
-    if (!fstat(fileno(f), &st) && S_ISDIR(st.st_mode)) {
+    FILE *f = open_text("--sweep", path, err, n);
+    if (!f) return -1;
+    if (starts_with_bom(f)) {
         fclose(f);
-        return errf(err, n, "--sweep %s: a directory; give a sweep file (such as sweeps/decode.txt)", path);
+        return errf(err, n, "%s:1: %s", path, BOM_WHY);
     }
     static char line[SWEEP_LINE_MAX];
     char why[512];
@@ -593,5 +720,189 @@ int sweep_read(const char *path, const cli_opts *base, run_case **cases, int *co
     }
     *cases = items;
     *count = k;
+    return 0;
+}
+
+int sweep_check_file(const char *path, const cli_opts *base, FILE *out, char *err, size_t n)
+{
+    FILE *f = open_text("--check-sweep", path, err, n);
+    if (!f) return -1;
+    static char line[SWEEP_LINE_MAX];
+    char why[1024];
+    int lineno = 0, lines = 0, bad = 0, rc;
+    if (starts_with_bom(f)) {                 /* line 1 is bad whatever follows the mark */
+        rc = read_line(f, line, sizeof line, why, sizeof why);
+        if (rc == -2) {
+            fclose(f);
+            return errf(err, n, "--check-sweep %s: %s", path, why);
+        }
+        lineno = lines = bad = 1;
+        fprintf(out, "bad 1: %s\n", BOM_WHY);
+    }
+    while ((rc = read_line(f, line, sizeof line, why, sizeof why)) != 0) {
+        lineno++;
+        if (rc == -2) {
+            fclose(f);
+            return errf(err, n, "--check-sweep %s:%d: %s", path, lineno, why);
+        }
+        int got = -1;
+        if (rc > 0) {
+            run_case c;
+            got = sweep_line(line, base, &c, why, sizeof why);
+            free(c.seqlens);
+            if (got == 0) continue;
+        }
+        lines++;
+        if (got < 0) {
+            bad++;
+            fprintf(out, "bad %d: %s\n", lineno, why);
+        } else {
+            fprintf(out, "ok %d\n", lineno);
+        }
+    }
+    fclose(f);
+    fflush(out);
+    if (lines == 0)
+        return errf(err, n, "--check-sweep %s: no shapes in it (%s); a line is B Hq Hkv N M d causal [key=value ...]",
+                    path, lineno ? "only blank lines and comments" : "the file is empty");
+    return bad ? 1 : 0;
+}
+
+/* 0 if a file can be made in dir (one is made and removed), else -1 with errno set */
+static int probe_dir(const char *dir)
+{
+    char p[4200];
+    if ((size_t)snprintf(p, sizeof p, "%s/.attn_probe_XXXXXX", dir) >= sizeof p) {
+        errno = ENAMETOOLONG;
+        return -1;
+    }
+    int fd = mkstemp(p);
+    if (fd < 0) return -1;
+    close(fd);
+    unlink(p);
+    return 0;
+}
+
+#define PATH_CHARS 4096
+
+/* --save DIR: a directory, or one that can be made; a file can be made in it; the files the run
+ * writes there are not directories. A missing DIR is made to see that it can be, then removed again
+ * (the save makes it): nothing is left behind by a run that stops before it saves. */
+static int check_save(const char *dir, int backward, char *err, size_t n)
+{
+    static const char *const fwd[] = {"o.npy", "lse.npy", NULL}, *const bwd[] = {"dq.npy", "dk.npy", "dv.npy", NULL};
+    char buf[PATH_CHARS];
+    struct stat st;
+    if (strlen(dir) >= PATH_CHARS - 64) return errf(err, n, "--save %s: the path is too long", dir);
+    int made[64], nmade = 0, bad = 0;
+    snprintf(buf, sizeof buf, "%s", dir);
+    /* every prefix of the path, then the path: a directory, or made */
+    for (size_t i = 1, len = strlen(buf); i <= len && !bad; i++) {
+        if (i < len && buf[i] != '/') continue;
+        if (i < len && buf[i - 1] == '/') continue;              /* "a//b" */
+        char keep = buf[i];
+        buf[i] = 0;
+        if (!stat(buf, &st)) {
+            if (!S_ISDIR(st.st_mode)) {
+                if (i == len) errf(err, n, "--save %s: %s, not a directory", dir, file_kind(st.st_mode));
+                else errf(err, n, "--save %s: %s is %s, not a directory", dir, buf, file_kind(st.st_mode));
+                bad = 1;
+            }
+        } else if (errno == ENOENT && nmade < 64 && !mkdir(buf, 0777)) {
+            made[nmade++] = (int)i;
+        } else {
+            errf(err, n, "--save %s: cannot make %s (%s)", dir, buf, strerror(errno));
+            bad = 1;
+        }
+        buf[i] = keep;
+    }
+    if (!bad && probe_dir(dir)) {
+        errf(err, n, "--save %s: cannot write in it (%s)", dir, strerror(errno));
+        bad = 1;
+    }
+    for (const char *const *name = backward ? bwd : fwd; !bad && *name; name++) {
+        snprintf(buf, sizeof buf, "%s/%s", dir, *name);
+        if (!lstat(buf, &st) && S_ISDIR(st.st_mode)) {
+            errf(err, n, "--save %s: %s in it is a directory; the run writes a file of that name", dir, *name);
+            bad = 1;
+        }
+    }
+    while (nmade > 0) {                                          /* what was made, undone */
+        snprintf(buf, sizeof buf, "%s", dir);
+        buf[made[--nmade]] = 0;
+        rmdir(buf);
+    }
+    return bad ? -1 : 0;
+}
+
+/* --csv FILE: a regular file that opens for appending, or a new file in a directory that exists
+ * and where a file can be made (the CSV is not made before there is a row for it). */
+static int check_csv(const char *path, char *err, size_t n)
+{
+    struct stat st;
+    if (!stat(path, &st)) {
+        if (S_ISDIR(st.st_mode))
+            return errf(err, n, "--csv %s: a directory; give a file name (rows are appended to it)", path);
+        if (!S_ISREG(st.st_mode)) return errf(err, n, "--csv %s: %s, not a regular file", path, file_kind(st.st_mode));
+        int fd = open(path, O_WRONLY | O_APPEND | O_NONBLOCK);
+        if (fd < 0) return errf(err, n, "--csv %s: cannot open it for appending (%s)", path, strerror(errno));
+        close(fd);
+        return 0;
+    }
+    if (errno != ENOENT && errno != ENOTDIR) return errf(err, n, "--csv %s: %s", path, strerror(errno));
+    char dir[PATH_CHARS];
+    if (strlen(path) >= sizeof dir) return errf(err, n, "--csv %s: the path is too long", path);
+    snprintf(dir, sizeof dir, "%s", path);
+    char *slash = strrchr(dir, '/');
+    if (!slash) snprintf(dir, sizeof dir, ".");
+    else if (slash == dir) dir[1] = 0;
+    else *slash = 0;
+    if (stat(dir, &st))
+        return errf(err, n, "--csv %s: its folder %s %s", path, dir,
+                    errno == ENOTDIR ? "is under a file, not a directory" : "does not exist (make it first)");
+    if (!S_ISDIR(st.st_mode))
+        return errf(err, n, "--csv %s: %s is %s, not a directory", path, dir, file_kind(st.st_mode));
+    if (probe_dir(dir)) return errf(err, n, "--csv %s: cannot make a file in %s (%s)", path, dir, strerror(errno));
+    return 0;
+}
+
+/* --sweep FILE, --check-sweep FILE, and the .npy files of --load DIR: regular files, refused at once
+ * otherwise (a FIFO would block the read forever) */
+static int check_regular(const char *flag, const char *dir, const char *path, char *err, size_t n)
+{
+    struct stat st;
+    const char *show = dir ? path + strlen(dir) + 1 : path;
+    if (stat(path, &st)) {
+        if (dir) return errf(err, n, "%s %s: %s: cannot open (%s)", flag, dir, show, strerror(errno));
+        return errf(err, n, "%s %s: cannot open (%s)", flag, path, strerror(errno));
+    }
+    if (S_ISREG(st.st_mode)) return 0;
+    if (dir) return errf(err, n, "%s %s: %s is %s, not a regular file", flag, dir, show, file_kind(st.st_mode));
+    if (S_ISDIR(st.st_mode))
+        return errf(err, n, "%s %s: a directory; give a sweep file (such as sweeps/decode.txt)", flag, path);
+    return errf(err, n, "%s %s: %s, not a regular file; give a sweep file (such as sweeps/decode.txt)", flag, path,
+                file_kind(st.st_mode));
+}
+
+int cli_check_files(const cli_opts *o, char *err, size_t n)
+{
+    if (o->save && check_save(o->save, o->backward, err, n)) return -1;
+    if (o->csv && check_csv(o->csv, err, n)) return -1;
+    if (o->sweep && check_regular("--sweep", NULL, o->sweep, err, n)) return -1;
+    if (o->check_sweep && check_regular("--check-sweep", NULL, o->check_sweep, err, n)) return -1;
+    if (o->load) {
+        struct stat st;
+        if (stat(o->load, &st)) return errf(err, n, "--load %s: cannot open (%s)", o->load, strerror(errno));
+        if (!S_ISDIR(st.st_mode))
+            return errf(err, n, "--load %s: %s, not a directory (it holds q.npy, k.npy and v.npy)", o->load,
+                        file_kind(st.st_mode));
+        static const char *const names[4] = {"q.npy", "k.npy", "v.npy", "do.npy"};
+        char path[PATH_CHARS + 16];
+        if (strlen(o->load) >= PATH_CHARS) return errf(err, n, "--load %s: the path is too long", o->load);
+        for (int t = 0; t < (o->backward ? 4 : 3); t++) {
+            snprintf(path, sizeof path, "%s/%s", o->load, names[t]);
+            if (check_regular("--load", o->load, path, err, n)) return -1;
+        }
+    }
     return 0;
 }

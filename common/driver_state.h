@@ -27,6 +27,7 @@ typedef struct driver {
     void *flush;              /* written before every timed launch: evicts L2 */
     size_t flush_bytes;
     report_out out;           /* where every row goes (report_emit): the table, the CSV */
+    int save_failed;          /* a --save could not be written (said once): the run exits 2 */
 } driver;
 
 static inline double gib(double bytes) { return bytes / (1024.0 * 1024.0 * 1024.0); }

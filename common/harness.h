@@ -164,6 +164,7 @@ typedef struct cli_opts {
     double check_budget;       /* multiply-adds the reference may spend per shape */
     double too_slow_s;         /* sweep: a run slower than this skips larger shapes */
     const char *variant, *csv, *load, *save, *sweep, *planner;
+    const char *check_sweep;   /* --check-sweep FILE: check each line, run nothing */
     int kv_block;              /* --kv-block (rung 06's keys per KV block), 0 for the rung's own */
     int fp8_per_tensor;        /* --fp8-scale tensor (attn_env's field of the same name) */
     int fp8_no_hadamard;       /* --fp8-hadamard off */
@@ -187,6 +188,16 @@ void cli_defaults_for(cli_opts *o, const rung_cli *own);
 /* 0 on success; 1 for --help (usage in err); -1 with one line in err naming the argument and
  * what is allowed. Never exits, never touches a GPU: tests/fuzz.c calls it with random argv. */
 int cli_parse(int argc, char **argv, cli_opts *o, char *err, size_t err_len);
+/* After cli_parse, before any GPU work: the files and folders the run will read and write. --save
+ * DIR a directory (or one that can be made: made and removed again) where a file can be made, its
+ * o.npy/lse.npy (dq/dk/dv.npy) not directories; --csv FILE a regular file that opens for appending,
+ * or new in a folder that exists; --load DIR a directory whose q, k, v (and do) .npy are regular
+ * files; --sweep and --check-sweep FILE regular files (a FIFO is refused at once, never opened).
+ * 0, or -1 with one line in err naming the flag and the path. */
+int cli_check_files(const cli_opts *o, char *err, size_t err_len);
+/* One line of a message into out as cli_parse writes its own: control bytes as \xNN, cut near 1 KB
+ * (ending in "...") -- for a message that echoes what a user typed or a file held. Returns -1. */
+int cli_message(char *out, size_t n, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 /* The --help text for o's defaults and rung (cli_defaults_for), `prog` the binary's name. */
 void cli_usage(const cli_opts *o, const char *prog, char *out, size_t n);
 /* 0 if the shape is well formed (sizes > 0, Hq % Hkv == 0, seqlens in [1, M], ...). */
@@ -216,13 +227,37 @@ int sweep_line(const char *line, const cli_opts *base, run_case *c, char *err, s
  * field sweep_line refuses). */
 int sweep_read(const char *path, const cli_opts *base, run_case **cases, int *count, char *err, size_t err_len);
 void sweep_free(run_case *cases, int count);
+/* --check-sweep FILE: every line of the file through the parser sweep_read uses, nothing run; for
+ * each line that is not blank or a comment, one line to out: "ok LINE_NO" or "bad LINE_NO: reason"
+ * (a UTF-8 byte-order mark makes line 1 bad). 0 if every line is ok, 1 if one is bad; -1 with one
+ * line in err for a file that cannot be read (missing, a directory, a FIFO) or holds no shape. */
+int sweep_check_file(const char *path, const cli_opts *base, FILE *out, char *err, size_t err_len);
 
 /* ---------------------------------------------------------------- npy.c */
 
 /* Read a 4-D float16 or float32 .npy into float16/bfloat16 storage `t` (malloc'd into *data).
  * dims[4] receives the shape. Returns 0, or -1 with a message in err. */
 int npy_load4(const char *path, attn_dtype t, uint16_t **data, int dims[4], char *err, size_t err_len);
-/* Write float16 (descr '<f2') or float32 ('<f4') arrays of `ndim` dims. 0 or -1. */
+/* Writing is whole or not at all (npy.c says how): a set of files goes to temporary files beside
+ * their names, then is renamed into place, all or none; on any failure the old files are as they
+ * were and no temporary file is left. One array of a set: */
+typedef struct npy_array {
+    const char *name;          /* its file name in the folder: "o.npy" */
+    const void *data;          /* float16 bits (uint16_t) or float */
+    int f32;                   /* 1: float32 ('<f4'), 0: float16 ('<f2') */
+    int ndim;                  /* 1..4 */
+    int dims[4];
+} npy_array;
+/* The set into folder dir: 0, or -1 with one line in err naming the folder, the
+ * file that failed and why, and saying the set is as it was. */
+int npy_save_set(const char *dir, const npy_array *arrays, int count, char *err, size_t err_len);
+/* --save DIR (made if missing) of a forward rung: o.npy [B, Hq, N, d] (float16, or bfloat16 widened to float32, which
+ * numpy reads) and lse.npy [B, Hq, N] (float32), one set. */
+int npy_save_outputs(const char *dir, const attn_shape *s, const uint16_t *o, const float *lse, char *err, size_t err_len);
+/* --save DIR of a backward rung: dq.npy, dk.npy, dv.npy (float16, or widened to float32), one set. */
+int npy_save_grads(const char *dir, const attn_shape *s, uint16_t *const g[3], char *err, size_t err_len);
+/* One file alone (a set of one, its folder taken from the path), float16 ('<f2') or float32 ('<f4')
+ * arrays of `ndim` (1..4) dims. 0 or -1. */
 int npy_save_f16(const char *path, const uint16_t *data, const int *dims, int ndim);
 int npy_save_f32(const char *path, const float *data, const int *dims, int ndim);
 
@@ -315,14 +350,19 @@ typedef struct report_out {
     int quiet, header_done;
     const char *csv;
     const device_info *dev;    /* the CSV's metadata lines and device column */
+    int failed;                /* a CSV row could not be written: said once, no more rows tried */
 } report_out;
-/* Every row of the driver goes out here: to the table and to the CSV, as o says. */
-void report_emit(report_out *o, const report_row *r);
-/* Appends one CSV row; writes the metadata lines and the column line first if the file is new. */
-int report_csv_row(const char *path, const device_info *dev, const report_row *r);
+/* Every row of the driver goes out here: to the table and to the CSV, as o says. 0, or -1 once a
+ * CSV row could not be appended (one line on stderr naming the file, the first time; o->failed set:
+ * the driver then exits 2). */
+int report_emit(report_out *o, const report_row *r);
+/* Appends one CSV row, whole or not at all (a failed or short write is cut off again: no partial
+ * row, an existing file as it was, a new one removed); the metadata lines and the column line go
+ * first, in the same write, if the file is new or empty. 0, or -1 with one line in err. */
+int report_csv_row(const char *path, const device_info *dev, const report_row *r, char *err, size_t err_len);
 /* A ceiling row (rung "ceiling-copy" / "ceiling-gemm"): the rate in gbps or tflops, the time in ms. */
 int report_csv_ceiling(const char *path, const device_info *dev, const char *name, double ms,
-                       double tflops, double gbps, const char *extra);
+                       double tflops, double gbps, const char *extra, char *err, size_t err_len);
 /* The commit the numbers come from: $ATTN_COMMIT, else "unknown". */
 const char *report_commit(void);
 /* A rung's row's extra field, key=value;...: which rows were checked; runs, warm-ups and `flush`

@@ -29,7 +29,8 @@ int run_floor(driver *D, const attn_shape *s, double *first_ms_out);
 /* sweep.c: one shape, through the rung, or with --read-floor the floor of its K and V; ST_*
  * (main's single shape, and each of a sweep's). */
 int run_one(driver *D, const run_case *c, uint16_t *const loaded[4], double *first_ms_out);
-/* sweep.c: --sweep. sweep_check reads and validates the file alone (no GPU): 0, or -1 (printed). */
+/* sweep.c: --sweep. sweep_check reads and validates the file alone (no GPU; main() calls it before
+ * the device is opened): 0, or -1 (printed). */
 int sweep_check(driver *D);
 int run_sweep(driver *D);      /* EXIT_* */
 

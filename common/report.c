@@ -1,9 +1,13 @@
 /* Reports: one aligned row for people, one CSV row for machines (and the plots). */
+#include <errno.h>
+#include <fcntl.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 #include "harness.h"
 
 const char *report_commit(void)
@@ -101,16 +105,6 @@ void report_table_row(FILE *f, const report_row *r)
     fflush(f);
 }
 
-void report_emit(report_out *o, const report_row *r)
-{
-    if (!o->quiet) {
-        if (!o->header_done) report_table_header(stdout);
-        o->header_done = 1;
-        report_table_row(stdout, r);
-    }
-    if (o->csv) report_csv_row(o->csv, o->dev, r);
-}
-
 /* CSV fields never contain commas or quotes: the status text is cleaned, so awk and gnuplot can
  * split on ',' alone. */
 static void clean(char *dst, size_t n, const char *src)
@@ -120,67 +114,134 @@ static void clean(char *dst, size_t n, const char *src)
     dst[k] = 0;
 }
 
-/* Opens the CSV for appending; a new (empty) file first gets the metadata lines and the columns. */
-static FILE *csv_open(const char *path, const device_info *dev)
+/* The metadata lines and the column line that start a new CSV file. */
+static void csv_head(const device_info *dev, char *out, size_t n)
 {
-    FILE *f = fopen(path, "a+");
-    if (!f) {
-        fprintf(stderr, "--csv %s: cannot open for appending\n", path);
-        return NULL;
+    char date[64];
+    size_t k = 0;
+    time_t now = time(NULL);
+    strftime(date, sizeof date, "%Y-%m-%dT%H:%M:%SZ", gmtime(&now));
+    const char *drv = getenv("ATTN_DRIVER");
+    add(out, n, &k, "# device: %s\n# sms: %d\n# l2_bytes: %zu\n", dev->name, dev->sm_count, dev->l2_bytes);
+    add(out, n, &k, "# driver: %s (CUDA driver API %d.%d)\n", drv && *drv ? drv : "unknown",
+        dev->driver_version / 1000, dev->driver_version % 1000 / 10);
+    add(out, n, &k, "# cuda_runtime: %d.%d\n", dev->runtime_version / 1000, dev->runtime_version % 1000 / 10);
+    add(out, n, &k, "# commit: %s\n# date: %s\n", report_commit(), date);
+    add(out, n, &k, "rung,B,Hq,Hkv,N,M,d,causal,dtype,status,ms_median,ms_min,ms_max,tflops,gbps,"
+                    "rel_err,max_abs_err,lse_err,workspace_bytes,device,commit,extra\n");
+}
+
+#define CSV_LINE_MAX 8192
+
+/* Appends `row` (whole lines) to the CSV at path, after the head lines if the file is new or empty
+ * (and on a line of its own if the file does not end in one),
+ * whole or not at all: the bytes go out in one write() on a file opened for appending (a short one
+ * is followed by a second, whose error says why), and a failed write (a full disk, a file-size
+ * limit) is cut off again (ftruncate to the old size; a file this call made is removed), so no
+ * partial row is ever left. 0, or -1 with one line in err. */
+static int csv_append(const char *path, const device_info *dev, const char *row, char *err, size_t n)
+{
+    static char buf[2 * CSV_LINE_MAX];
+    int made = 0;
+    int fd = open(path, O_RDWR | O_APPEND | O_NONBLOCK);             /* read: its last byte */
+    if (fd < 0 && errno == EACCES) fd = open(path, O_WRONLY | O_APPEND | O_NONBLOCK);
+    if (fd < 0 && errno == ENOENT) {
+        fd = open(path, O_WRONLY | O_APPEND | O_NONBLOCK | O_CREAT | O_EXCL, 0666);
+        made = fd >= 0;
     }
-    fseek(f, 0, SEEK_END);
-    if (ftell(f) == 0) {
-        char date[64];
-        time_t now = time(NULL);
-        strftime(date, sizeof date, "%Y-%m-%dT%H:%M:%SZ", gmtime(&now));
-        const char *drv = getenv("ATTN_DRIVER");
-        fprintf(f, "# device: %s\n# sms: %d\n# l2_bytes: %zu\n", dev->name, dev->sm_count, dev->l2_bytes);
-        fprintf(f, "# driver: %s (CUDA driver API %d.%d)\n", drv && *drv ? drv : "unknown",
-                dev->driver_version / 1000, dev->driver_version % 1000 / 10);
-        fprintf(f, "# cuda_runtime: %d.%d\n", dev->runtime_version / 1000, dev->runtime_version % 1000 / 10);
-        fprintf(f, "# commit: %s\n# date: %s\n", report_commit(), date);
-        fprintf(f, "rung,B,Hq,Hkv,N,M,d,causal,dtype,status,ms_median,ms_min,ms_max,tflops,gbps,"
-                   "rel_err,max_abs_err,lse_err,workspace_bytes,device,commit,extra\n");
+    if (fd < 0) return cli_message(err, n, "--csv %s: cannot open for appending (%s)", path, strerror(errno));
+    struct stat st;
+    if (fstat(fd, &st) || !S_ISREG(st.st_mode)) {
+        close(fd);
+        return cli_message(err, n, "--csv %s: not a regular file; no row written", path);
     }
-    return f;
+    size_t k = 0;
+    char last = '\n';
+    buf[0] = 0;
+    if (st.st_size == 0) csv_head(dev, buf, sizeof buf);
+    else if (pread(fd, &last, 1, st.st_size - 1) == 1 && last != '\n') buf[k++] = '\n', buf[k] = 0;   /* a row of its own */
+    k = strlen(buf);
+    add(buf, sizeof buf, &k, "%s", row);
+    if (k + 1 >= sizeof buf || k == 0 || buf[k - 1] != '\n') {
+        close(fd);
+        if (made) unlink(path);
+        return cli_message(err, n, "--csv %s: a row of %zu bytes is longer than a CSV line may be; no row written",
+                           path, k);
+    }
+    const off_t before = st.st_size;
+    size_t done = 0;
+    int e = 0;
+    while (done < k) {                       /* one write() but for a short one: then the rest says why */
+        ssize_t w = write(fd, buf + done, k - done);
+        if (w < 0 && errno == EINTR) continue;
+        if (w <= 0) { e = w < 0 ? errno : ENOSPC; break; }
+        done += (size_t)w;
+    }
+    int bad = done != k;
+    if (bad && done > 0 && ftruncate(fd, before)) e = errno;   /* a partial row is cut off again */
+    if (close(fd) && !bad) {
+        bad = 1;
+        e = errno;
+        if (truncate(path, before)) e = errno;
+    }
+    if (!bad) return 0;
+    if (made) unlink(path);
+    return cli_message(err, n, "--csv %s: cannot append a row (%s); the file is as it was", path, strerror(e));
 }
 
 int report_csv_ceiling(const char *path, const device_info *dev, const char *name, double ms,
-                       double tflops, double gbps, const char *extra)
+                       double tflops, double gbps, const char *extra, char *err, size_t n)
 {
-    FILE *f = csv_open(path, dev);
-    if (!f) return -1;
-    char devname[256];
+    char row[CSV_LINE_MAX], devname[256], ex[1024];
+    size_t k = 0;
     clean(devname, sizeof devname, dev->name);
-    fprintf(f, "%s,,,,,,,,f16,ok,%.6f,,,", name, ms);
-    if (tflops > 0) fprintf(f, "%.3f,", tflops); else fprintf(f, ",");
-    if (gbps > 0) fprintf(f, "%.1f,", gbps); else fprintf(f, ",");
-    fprintf(f, ",,,,%s,%s,%s\n", devname, report_commit(), extra);
-    return fclose(f) == 0 ? 0 : -1;
+    clean(ex, sizeof ex, extra);
+    add(row, sizeof row, &k, "%s,,,,,,,,f16,ok,%.6f,,,", name, ms);
+    if (tflops > 0) add(row, sizeof row, &k, "%.3f,", tflops); else add(row, sizeof row, &k, ",");
+    if (gbps > 0) add(row, sizeof row, &k, "%.1f,", gbps); else add(row, sizeof row, &k, ",");
+    add(row, sizeof row, &k, ",,,,%s,%s,%s\n", devname, report_commit(), ex);
+    return csv_append(path, dev, row, err, n);
 }
 
-int report_csv_row(const char *path, const device_info *dev, const report_row *r)
+int report_csv_row(const char *path, const device_info *dev, const report_row *r, char *err, size_t n)
 {
-    FILE *f = csv_open(path, dev);
-    if (!f) return -1;
     const attn_shape *s = &r->shape;
-    char status[512], extra[1024], devname[256];
+    char row[CSV_LINE_MAX], status[512], extra[1024], devname[256];
+    size_t k = 0;
     clean(status, sizeof status, r->status);
     clean(extra, sizeof extra, r->extra);
     clean(devname, sizeof devname, dev->name);
-    fprintf(f, "%s,%d,%d,%d,%d,%d,%d,%d,%s,%s,", r->rung, s->B, s->Hq, s->Hkv, s->N, s->M, s->d,
-            s->causal, dtype_name(s->dtype), status);
+    add(row, sizeof row, &k, "%s,%d,%d,%d,%d,%d,%d,%d,%s,%s,", r->rung, s->B, s->Hq, s->Hkv, s->N, s->M, s->d,
+        s->causal, dtype_name(s->dtype), status);
     if (r->timed) {
         double sec = r->t.ms_median * 1e-3;
-        fprintf(f, "%.6f,%.6f,%.6f,", r->t.ms_median, r->t.ms_min, r->t.ms_max);
-        if (r->bytes_only) fprintf(f, ",");
-        else fprintf(f, "%.3f,", row_flops(r) / sec * 1e-12);
-        fprintf(f, "%.1f,", row_bytes(r) / sec * 1e-9);
+        add(row, sizeof row, &k, "%.6f,%.6f,%.6f,", r->t.ms_median, r->t.ms_min, r->t.ms_max);
+        if (r->bytes_only) add(row, sizeof row, &k, ",");
+        else add(row, sizeof row, &k, "%.3f,", row_flops(r) / sec * 1e-12);
+        add(row, sizeof row, &k, "%.1f,", row_bytes(r) / sec * 1e-9);
     } else {
-        fprintf(f, ",,,,,");
+        add(row, sizeof row, &k, ",,,,,");
     }
-    if (r->checked) fprintf(f, "%.3e,%.3e,%.3e,", r->c.rel_err, r->c.max_abs_err, r->c.lse_err);
-    else fprintf(f, ",,,");
-    fprintf(f, "%zu,%s,%s,%s\n", r->workspace_bytes, devname, report_commit(), extra);
-    return fclose(f) == 0 ? 0 : -1;
+    if (r->checked) add(row, sizeof row, &k, "%.3e,%.3e,%.3e,", r->c.rel_err, r->c.max_abs_err, r->c.lse_err);
+    else add(row, sizeof row, &k, ",,,");
+    add(row, sizeof row, &k, "%zu,%s,%s,%s\n", r->workspace_bytes, devname, report_commit(), extra);
+    return csv_append(path, dev, row, err, n);
+}
+
+int report_emit(report_out *o, const report_row *r)
+{
+    if (!o->quiet) {
+        if (!o->header_done) report_table_header(stdout);
+        o->header_done = 1;
+        report_table_row(stdout, r);
+    }
+    if (!o->csv || o->failed) return o->failed ? -1 : 0;
+    char err[1200];
+    if (report_csv_row(o->csv, o->dev, r, err, sizeof err)) {
+        fflush(stdout);
+        fprintf(stderr, "error: %s\n", err);
+        o->failed = 1;
+        return -1;
+    }
+    return 0;
 }

@@ -46,26 +46,17 @@ static int dq_is_atomic(const driver *D)
     return 0;
 }
 
-/* --save DIR: dq.npy, dk.npy, dv.npy (float16, or bfloat16 widened to float32, as o.npy is saved) */
-static void save_grads(const driver *D, const attn_shape *s, uint16_t *const g[3])
+/* --save DIR: dq.npy, dk.npy, dv.npy (float16, or bfloat16 widened to float32, as o.npy is saved),
+ * one set (npy.c), all or none; a failure is said once and makes the run exit 2 (driver.c). */
+static void save_grads(driver *D, const attn_shape *s, uint16_t *const g[3])
 {
-    static const char *names[3] = {"dq.npy", "dk.npy", "dv.npy"};
-    int bad = 0;
-    for (int w = 0; w < 3; w++) {
-        char path[1024];
-        int dims[4] = {s->B, w ? s->Hkv : s->Hq, w ? s->M : s->N, s->d};
-        size_t n = (size_t)dims[0] * dims[1] * dims[2] * dims[3];
-        snprintf(path, sizeof path, "%s/%s", D->opt.save, names[w]);
-        if (s->dtype == ATTN_F16) {
-            bad |= npy_save_f16(path, g[w], dims, 4);
-        } else {
-            float *f = malloc(sizeof(float) * n);
-            for (size_t e = 0; e < n; e++) f[e] = elem_to_f32(s->dtype, g[w][e]);
-            bad |= npy_save_f32(path, f, dims, 4);
-            free(f);
-        }
+    char err[1200];
+    if (D->save_failed) return;
+    if (npy_save_grads(D->opt.save, s, g, err, sizeof err)) {
+        fflush(stdout);
+        fprintf(stderr, "error: --save %s\n", err);
+        D->save_failed = 1;
     }
-    if (bad) fprintf(stderr, "--save %s: could not write dq.npy / dk.npy / dv.npy\n", D->opt.save);
 }
 
 int run_grad(driver *D, const run_case *rc, uint16_t *const loaded[4], double *first_ms_out)

@@ -88,24 +88,17 @@ static const char *time_prepare(driver *D, launch_ctx *c, int runs, bench_result
 }
 
 /* --save DIR: O as float16 (bfloat16 widened to float32, which numpy reads; e4m3's O is float16),
- * LSE as float32. */
-static void save_outputs(const driver *D, const attn_shape *s, const uint16_t *ho, const float *hl)
+ * LSE as float32, the two written as one set (npy.c), all or none. A failure is said once, in one
+ * line, and makes the run exit 2 (driver.c); after it, no more saves are tried. */
+static void save_outputs(driver *D, const attn_shape *s, const uint16_t *ho, const float *hl)
 {
-    char path[1024];
-    int od[4] = {s->B, s->Hq, s->N, s->d}, ld[3] = {s->B, s->Hq, s->N};
-    snprintf(path, sizeof path, "%s/o.npy", D->opt.save);
-    int bad = 0;
-    if (s->dtype != ATTN_BF16) {
-        bad |= npy_save_f16(path, ho, od, 4);
-    } else {
-        float *of = malloc(sizeof(float) * attn_q_elems(s));
-        for (size_t i = 0; i < attn_q_elems(s); i++) of[i] = elem_to_f32(s->dtype, ho[i]);
-        bad |= npy_save_f32(path, of, od, 4);
-        free(of);
+    char err[1200];
+    if (D->save_failed) return;
+    if (npy_save_outputs(D->opt.save, s, ho, hl, err, sizeof err)) {
+        fflush(stdout);
+        fprintf(stderr, "error: --save %s\n", err);
+        D->save_failed = 1;
     }
-    snprintf(path, sizeof path, "%s/lse.npy", D->opt.save);
-    bad |= npy_save_f32(path, hl, ld, 3);
-    if (bad) fprintf(stderr, "--save %s: could not write o.npy / lse.npy\n", D->opt.save);
 }
 
 int run_shape(driver *D, const run_case *rc, uint16_t *const loaded[3], double *first_ms_out)

@@ -46,7 +46,8 @@ static sweep_item *sweep_items(driver *D, int *count)
     }
     sweep_item *items = malloc(sizeof(sweep_item) * n);
     if (!items) {
-        fprintf(stderr, "error: --sweep %s: out of memory for %d shapes\n", D->opt.sweep, n);
+        cli_message(err, sizeof err, "--sweep %s: out of memory for %d shapes", D->opt.sweep, n);
+        fprintf(stderr, "error: %s\n", err);
         sweep_free(cases, n);
         return NULL;
     }

@@ -37,7 +37,7 @@ expect "bad fp8-hadamard"     2 "--fp8-hadamard: expected on or off, got 'no'" -
 expect "seqlens count"        2 "--seqlens: 2 lengths given for --b 3" -- "$base" --b 3 --seqlens 4,5
 expect "seqlen beyond M"      2 "each must be in 1..M"       -- "$base" --b 1 --m 100 --seqlens 101
 expect "bad seqlen dist"      2 "--seqlen-dist: expected"    -- "$base" --seqlen-dist zipf
-expect "unknown variant"      2 "--variant zz: this rung has" -- "$base" --variant zz
+expect "unknown variant"      2 "--variant: expected one of 00 (--list says what each is), got 'zz'" -- "$base" --variant zz
 expect "bad sweep line"       2 "expected B Hq Hkv N M d causal" -- "$base" --sweep tests/data/bad_sweep.txt
 expect "kv-block not x64"     2 "--kv-block: expected a multiple of 64 from 64 to 1024, got '100'" -- "$b06" --kv-block 100
 expect "kv-block too big"     2 "--kv-block: expected a multiple of 64 from 64 to 1024, got '2048'" -- "$b06" --kv-block 2048
@@ -204,4 +204,106 @@ fi
 # A shape too big for the device: needs the device to know its free memory.
 if [ "$("$base" --probe)" != none ]; then
   expect "too big for device"  2 "GiB of device memory for Q, K, V, O and LSE;" -- "$base" --b 64 --h 64 --n 65536 --d 128 --no-check
+fi
+
+# ---- issue 35: every bad argument refused before the GPU runs, no hang, no silent accept ----
+# --scale is checked as the float the kernels get; --h is the default of --hq and --hkv in any order.
+expect "scale 1e-300 (was 0)"   2 "--scale: 1e-300 is outside float's normal range" -- "$base" --scale 1e-300
+expect "scale 1e300 (was inf)"  2 "--scale: 1e300 is outside float's normal range" -- "$base" --scale 1e300
+expect "--hq 8 --hkv 3 --h 8 (was Hkv 8)" 2 "--hq 8 --hkv 3: Hq must be a multiple of Hkv" -- "$base" --hq 8 --hkv 3 --h 8
+expect "--h 8 --hkv 3"          2 "--h 8 --hkv 3: Hq must be a multiple of Hkv" -- "$base" --h 8 --hkv 3
+expect "--hkv 4 --h 8 accepted" 0 "$("$base" --list | head -n 1)" -- "$base" --hkv 4 --h 8 --list
+# --help wins over a bad value before it; cpu_tests takes no argument.
+out=$("$base" --n 0 --help 2>&1); rc=$?
+if [ $rc -eq 0 ] && printf '%s\n' "$out" | head -n 1 | grep -q '^usage: ' && ! printf '%s' "$out" | grep -q 'error'; then
+  echo "ok --n 0 --help prints the help, exit 0"
+else echo "FAIL --n 0 --help: exit $rc, $(printf '%s\n' "$out" | head -n 1)"; fi
+if [ -x "$bin/cpu_tests" ]; then
+  expect "cpu_tests --bogus"    2 "cpu_tests: unknown argument '--bogus'" -- "$bin/cpu_tests" --bogus
+  out=$("$bin/cpu_tests" --help 2>&1); rc=$?
+  [ $rc -eq 0 ] && printf '%s' "$out" | grep -q '^usage: cpu_tests' && ! printf '%s' "$out" | grep -q '^ok ' \
+    && echo "ok cpu_tests --help: its usage, no test run" || echo "FAIL cpu_tests --help: exit $rc ($(printf '%s\n' "$out" | head -n 2))"
+fi
+# A message that echoes an argument: control bytes as \xNN, one line, cut near 1 KB.
+out=$("$base" --variant "$(printf 'a\nb\033[31m')" 2>&1); rc=$?
+if [ $rc -eq 2 ] && [ "$(printf '%s\n' "$out" | wc -l)" -eq 1 ] && printf '%s' "$out" | grep -qF "got 'a\\x0ab\\x1b[31m'" \
+   && ! printf '%s' "$out" | grep -q "$(printf '\033')"; then
+  echo "ok --variant with a newline and an ESC: one line, escaped"
+else echo "FAIL --variant with control bytes: exit $rc: $(printf '%s' "$out" | od -c | head -n 3)"; fi
+big=$(head -c 100000 /dev/zero | tr '\0' x)
+out=$("$base" --variant "$big" 2>&1); rc=$?
+if [ $rc -eq 2 ] && [ ${#out} -lt 1200 ] && [ "${out%...}" != "$out" ]; then echo "ok --variant of 100000 characters: a message of ${#out}, cut with ..."
+else echo "FAIL --variant of 100000 characters: exit $rc, a message of ${#out} characters"; fi
+# Paths checked before the device: --save, --csv, --load, --sweep; a FIFO refused at once (timeout: a hang fails).
+: > "$tmp/afile"; mkfifo "$tmp/fifo"
+expect "save under a file"      2 "--save $tmp/afile/x: $tmp/afile is a regular file, not a directory" -- "$base" --save "$tmp/afile/x"
+expect "save a file"            2 "--save $tmp/afile: a regular file, not a directory" -- "$base" --save "$tmp/afile"
+expect "csv a directory"        2 "--csv $tmp: a directory; give a file name" -- "$base" --csv "$tmp"
+expect "csv without its folder" 2 "--csv $tmp/nodir/x.csv: its folder $tmp/nodir does not exist" -- "$base" --csv "$tmp/nodir/x.csv"
+expect "csv a FIFO"             2 "--csv $tmp/fifo: a FIFO, not a regular file" -- timeout 10 "$base" --csv "$tmp/fifo"
+expect "sweep a FIFO (was a hang)" 2 "--sweep $tmp/fifo: a FIFO, not a regular file" -- timeout 10 "$base" --sweep "$tmp/fifo"
+mkdir "$tmp/fifoload"; mkfifo "$tmp/fifoload/q.npy"
+expect "load q.npy a FIFO (was a hang)" 2 "--load $tmp/fifoload: q.npy is a FIFO, not a regular file" -- timeout 10 "$base" --load "$tmp/fifoload"
+expect "load not a folder"      2 "--load $tmp/afile: a regular file, not a directory" -- "$base" --load "$tmp/afile"
+if [ "$("$base" --probe)" = none ]; then
+  expect "save to a new folder (no device: 4)" 4 "no CUDA device" -- "$base" --save "$tmp/newsave/sub"
+  [ ! -e "$tmp/newsave" ] && echo "ok save to a new folder: the check left nothing behind" || echo "FAIL save to a new folder: $tmp/newsave left behind"
+fi
+# A UTF-8 byte-order mark, named as such; --load's refusals name the files and their shapes, not flags.
+printf '\357\273\2771 1 1 8 8 64 0\n' > "$tmp/bom.txt"
+expect "sweep with a BOM"       2 "bom.txt:1: the file starts with a UTF-8 byte-order mark (bytes EF BB BF)" -- "$base" --sweep "$tmp/bom.txt"
+mknpy "$tmp/bomnpy" "{'descr': '<f2', 'fortran_order': False, 'shape': (1, 2, 3, 64), }" 768
+{ printf '\357\273\277'; cat "$tmp/bomnpy/k.npy"; } > "$tmp/bomnpy/q.npy"
+expect "npy with a BOM"         2 "$tmp/bomnpy/q.npy: starts with a UTF-8 byte-order mark (bytes EF BB BF)" -- "$base" --load "$tmp/bomnpy"
+mknpy "$tmp/heads" "{'descr': '<f2', 'fortran_order': False, 'shape': (1, 2, 4, 64), }" 1024
+mknpy "$tmp/heads3" "{'descr': '<f2', 'fortran_order': False, 'shape': (1, 3, 4, 64), }" 1536
+mv "$tmp/heads3/q.npy" "$tmp/heads/q.npy"
+expect "load 3 heads over 2"    2 "--load $tmp/heads: q.npy has 3 heads and k.npy 2: the query heads must be a multiple" -- "$base" --load "$tmp/heads"
+out=$("$base" --load "$tmp/heads" 2>&1)
+printf '%s' "$out" | grep -q -- '--hq\|--hkv' && echo "FAIL load 3 heads over 2: names a flag never given: $out" || echo "ok load 3 heads over 2: names no flag"
+# --check-sweep FILE: the rungs' parser on each line, no GPU: "ok N" or "bad N: reason", exit 0 or 2.
+# The lines tools/peers.py accepted while the rungs refused them, and one it refused that they take.
+printf '# B Hq Hkv N M d causal\n1 1 1 16 16 64 0 inputs=sparse-outlier\n-1 1 1 16 16 64 0\n1 1 1 0 16 64 0\n\n1 1 1 16 16 64 2\n1 3 2 16 16 64 0\n1 1 1 16 16 64 0 page=3\n1 2 2 1 16 64 0 dist=zipf\n' > "$tmp/peers.txt"
+out=$("$base" --check-sweep "$tmp/peers.txt" 2>&1); rc=$?
+got=$(printf '%s\n' "$out" | sed 's/:.*//' | tr '\n' ' ')
+if [ $rc -eq 2 ] && [ "$got" = "ok 2 bad 3 bad 4 bad 6 bad 7 bad 8 bad 9 " ] && printf '%s' "$out" | grep -qxF 'bad 7: Hq 3, Hkv 2: Hq must be a multiple of Hkv (MHA, GQA or MQA)'; then
+  echo "ok --check-sweep: the peers' lines, each ok or bad with its line number, exit 2"
+else echo "FAIL --check-sweep on the peers' lines: exit $rc, '$got' ($out)"; fi
+for f in sweeps/*.txt tests/gpu_cases.txt; do
+  out=$("$base" --check-sweep "$f" 2>&1); rc=$?
+  n=$(grep -cv '^[[:space:]]*\(#\|$\)' "$f")
+  if [ $rc -eq 0 ] && [ "$(printf '%s\n' "$out" | grep -c '^ok [0-9]*$')" -eq "$n" ]; then echo "ok --check-sweep $f: $n lines ok"
+  else echo "FAIL --check-sweep $f: exit $rc, $(printf '%s\n' "$out" | grep -v '^ok ' | head -n 2)"; fi
+done
+expect "check-sweep empty file" 2 "--check-sweep $tmp/empty.txt: no shapes in it (the file is empty)" -- "$base" --check-sweep "$tmp/empty.txt"
+expect "check-sweep a FIFO"     2 "--check-sweep $tmp/fifo: a FIFO, not a regular file" -- timeout 10 "$base" --check-sweep "$tmp/fifo"
+expect "check-sweep with --sweep" 2 "--check-sweep and --sweep: give one or the other" -- "$base" --check-sweep "$tmp/peers.txt" --sweep "$tmp/peers.txt"
+
+# A write that fails (here a file-size limit, as a full disk would) exits 2 with one line naming the
+# path, and leaves the old files byte for byte: needs the device to get as far as writing (without
+# one, tests/test_writes.c runs the same writers under the same limit).
+if [ "$("$base" --probe)" = none ]; then
+  echo "skip --save and --csv under a file-size limit: no CUDA device (tests/test_writes.c runs their writers so)"
+else
+  d=$tmp/limited
+  mkdir -p "$d"
+  if "$base" --b 1 --h 1 --n 16 --d 64 --no-time --quiet --save "$d" >/dev/null 2>&1 && cp "$d/o.npy" "$tmp/o.old" \
+     && cp "$d/lse.npy" "$tmp/lse.old"; then
+    # o.npy of [1, 16, 1024, 64] float16 is 2 MiB, past a 64 KiB limit
+    out=$( (trap '' XFSZ; ulimit -f 64; "$base" --b 1 --h 16 --n 1024 --d 64 --no-time --quiet --save "$d") 2>&1); rc=$?
+    if [ $rc -eq 2 ] && cmp -s "$d/o.npy" "$tmp/o.old" && cmp -s "$d/lse.npy" "$tmp/lse.old" && [ "$(ls -A "$d" | wc -l)" -eq 2 ] \
+       && printf '%s' "$out" | grep -qF "error: --save $d: cannot write o.npy (File too large); o.npy and lse.npy are as they were"; then
+      echo "ok --save under a file-size limit: exit 2, one line, the old o.npy and lse.npy byte for byte"
+    else echo "FAIL --save under a file-size limit: exit $rc, files: $(ls -A "$d" | tr '\n' ' ') ($out)"; fi
+  else echo "FAIL --save: a first, small save did not run"; fi
+  csv=$tmp/limited.csv
+  if "$base" --b 1 --h 1 --n 16 --d 64 --no-time --quiet --csv "$csv" >/dev/null 2>&1; then
+    while [ "$(wc -c < "$csv")" -lt $((64 * 1024 - 60)) ]; do echo "# a line to bring the file near the limit" >> "$csv"; done
+    cp "$csv" "$tmp/limited.old"
+    out=$( (trap '' XFSZ; ulimit -f 64; "$base" --b 1 --h 1 --n 16 --d 64 --no-time --quiet --csv "$csv") 2>&1); rc=$?
+    if [ $rc -eq 2 ] && cmp -s "$csv" "$tmp/limited.old" \
+       && printf '%s' "$out" | grep -qF "error: --csv $csv: cannot append a row (File too large); the file is as it was"; then
+      echo "ok --csv under a file-size limit: exit 2, one line, the file byte for byte (no partial row)"
+    else echo "FAIL --csv under a file-size limit: exit $rc ($out)"; fi
+  else echo "FAIL --csv: a first row was not written"; fi
 fi

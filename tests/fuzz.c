@@ -1,5 +1,7 @@
 /* The fuzz test (make test runs it): the three readers of what a user types or hands over -- the
- * .npy reader (npy_load4), the sweep-file reader (sweep_read) and the command line (cli_parse) --
+ * .npy reader (npy_load4), the sweep-file reader (sweep_read, and --check-sweep's sweep_check_file,
+ * which must agree with it line for line) and the command line (cli_parse, then cli_check_files on
+ * the paths it named) --
  * fed the fixed cases of issue 21 and then a few thousand mutated and random inputs from a seeded
  * generator. Every input must end as the driver would end it: accepted (exit 0), or refused with one
  * line naming the problem (exit 2); never a crash, a sanitizer report or a hang. The parsers return
@@ -13,6 +15,7 @@
  *   build/bin/fuzz [--seed S] [--count N] [--dir DIR]     N inputs per reader (default 2000)
  *
  * Prints "ok ..." or "FAIL ..." per check (tools/run_tests.sh counts them), then one summary line. */
+#include <float.h>
 #include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -250,6 +253,40 @@ static const char *const SWEEP_TOKENS[] = {"0", "1", "-1", "2147483647", "214748
     "inputs=sparse-outlier", "=", "x=y", "#", "\t",
     "\r", "causal", "expect=FAIL"};
 
+/* --check-sweep on the same file: its lines well formed ("ok N" or "bad N: reason", N rising), and in
+ * agreement with sweep_read, which took the file (rc 0) or refused it at a line ("path:N: ...") */
+static void check_sweep_agrees(const char *path, const char *what, int read_rc, const char *read_err)
+{
+    cli_opts base;
+    cli_defaults(&base);
+    char *buf = NULL, err[1024] = "";
+    size_t len = 0;
+    FILE *mem = open_memstream(&buf, &len);
+    if (!mem) { fail(what, "open_memstream failed"); return; }
+    int rc = sweep_check_file(path, &base, mem, err, sizeof err);
+    fclose(mem);
+    int last = 0, first_bad = 0, oks = 0, bads = 0;
+    for (char *line = buf, *end; line && *line; line = end + 1) {
+        end = strchr(line, '\n');
+        if (!end) { fail("--check-sweep: a line without its end", line); break; }
+        int no = 0, used = 0;
+        if (sscanf(line, "ok %d%n", &no, &used) == 1 && line + used == end) oks++;
+        else if (sscanf(line, "bad %d: %n", &no, &used) == 1 && used > 0 && line + used < end) { bads++; if (!first_bad) first_bad = no; }
+        else { *end = 0; fail("--check-sweep: a line neither 'ok N' nor 'bad N: reason'", line); break; }
+        if (no <= last) { fail("--check-sweep: line numbers not rising", line); break; }
+        last = no;
+    }
+    if (rc == -1 && (oks || bads || !one_line(err, path))) fail("--check-sweep refused the file but printed lines, or no one line", err);
+    else if (rc != -1 && (rc != (bads > 0) || oks + bads == 0)) fail("--check-sweep's return and its lines disagree", buf ? buf : "");
+    else if ((read_rc == 0) != (rc == 0)) fail("--check-sweep and sweep_read disagree", read_err);
+    else if (read_rc != 0 && rc == 1) {                     /* the line sweep_read stopped at is the first bad one */
+        char at[400];
+        snprintf(at, sizeof at, "%s:%d: ", path, first_bad);
+        if (!strstr(read_err, at)) fail("--check-sweep's first bad line is not the one sweep_read names", read_err);
+    }
+    free(buf);
+}
+
 static void sweep_case(const char *path, const char *what)
 {
     cli_opts base;
@@ -258,6 +295,7 @@ static void sweep_case(const char *path, const char *what)
     int n = 0;
     char err[1024] = "";
     int rc = sweep_read(path, &base, &cases, &n, err, sizeof err);
+    check_sweep_agrees(path, what, rc, err);
     if (rc == 0) {
         if (n < 1 || !cases) fail(what, "accepted with no shape");
         for (int i = 0; i < n; i++) {
@@ -316,12 +354,13 @@ static const char *const FLAGS[] = {"--b", "--hq", "--hkv", "--h", "--n", "--m",
     "--check-budget", "--too-slow", "--kv-block", "--page-size", "--flush", "--variant", "--csv", "--load",
     "--save", "--sweep", "--planner", "--no-time", "--profile", "--list", "--probe", "--pass", "--ceilings",
     "--read-floor", "--quiet", "--no-header", "--help", "-h", "--", "-", "--bogus", "--b=3", "-n", "--fp8-scale",
-    "--fp8-hadamard"};
+    "--fp8-hadamard", "--check-sweep"};
 static const char *const VALUES[] = {"f16", "bf16", "fp8", "e4m3", "normal", "outlier", "sparse-outlier",
     "block", "tensor", "on", "off", "equal", "uniform",
     "longtail", "zipf", "fa", "greedy", "balanced", "auto", "nope", "write", "write+read", "read", "0.5",
     "nan", "inf", "-0.0", "1e-300", "1e308", "1,2,3", "1,,2", "1,", ",", "4096,1", "16384,16384",
-    "build/test/fuzz", "/nonexistent", "sweeps/decode.txt", "05b", "zz", "-3", "--n"};
+    "build/test/fuzz", "/nonexistent", "sweeps/decode.txt", "05b", "zz", "-3", "--n", "1e-40", "3.5e38", "1e-30",
+    "build/test/fuzz/in.txt", "build/test/fuzz/in.npy", "build/test/fuzz/fifo", "build/test/fuzz/new/dir"};
 
 static int cli_fuzz(int count)
 {
@@ -360,9 +399,21 @@ static int cli_fuzz(int count)
         cli_defaults_for(&o, owns[below(3)]);
         err[0] = 0;
         int rc = cli_parse(argc, argv, &o, err, sizeof err);
+        int help = 0;
+        for (int a = 1; a < argc; a++) help |= !strcmp(argv[a], "--help") || !strcmp(argv[a], "-h");
+        if (help && rc != 1) fail("--help on the line, but no help", err);
         if (rc == 0) {
             char why[512];
             if (shape_validate(&o.shape, why, sizeof why)) fail("command line accepted an invalid shape", why);
+            if (!(o.shape.scale >= FLT_MIN && o.shape.scale <= FLT_MAX)) fail("command line", "a scale outside float's normal range");
+            /* the paths it named, where they lie in the scratch folder: checked, in one line or not at all */
+            const char *paths[5] = {o.save, o.csv, o.load, o.sweep, o.check_sweep};
+            int inside = 1;
+            for (int p = 0; p < 5; p++) inside &= !paths[p] || !strncmp(paths[p], dir, strlen(dir));
+            if (inside) {
+                int frc = cli_check_files(&o, why, sizeof why);
+                if (frc != 0 && (frc != -1 || !one_line(why, NULL))) fail("cli_check_files refusal", why);
+            }
             if (o.seqlens && o.shape.seqlens_k != o.seqlens) fail("command line", "seqlens not the shape's");
             if (o.load && o.shape_flags) fail("command line", "--load accepted with a shape flag");
             if (!(attn_flops(&o.shape) >= 0)) fail("command line", "NaN FLOPs");
@@ -436,23 +487,81 @@ static void regressions(void)
           strstr(err, "a directory"), err);
     if (rc == 0) sweep_free(cases, n);
 
+    /* issue 35: a FIFO as --sweep or as a .npy blocked forever; a byte-order mark was an invisible
+     * character in the message. Each refused at once (watch() ends a hang), naming what it is. */
+    snprintf(path, sizeof path, "%s/fifo", dir);
+    remove(path);
+    if (mkfifo(path, 0600)) check("a FIFO could be made", 0, path);
+    watch("regression", 0, path);
+    rc = sweep_read(path, &base, &cases, &n, err, sizeof err);
+    check("sweep: a FIFO, refused at once (was a hang)", rc == -1 && one_line(err, path) && strstr(err, "a FIFO, not a regular file"), err);
+    rc = npy_load4(path, ATTN_F16, &data, dims, err, sizeof err);
+    check("npy: a FIFO, refused at once (was a hang)", rc == -1 && one_line(err, path) && strstr(err, "a FIFO, not a regular file"), err);
+    alarm(0);
+    snprintf(path, sizeof path, "%s/bom.txt", dir);
+    rc = write_file(path, "\xef\xbb\xbf" "1 1 1 8 8 64 0\n", 18) ? 0 : sweep_read(path, &base, &cases, &n, err, sizeof err);
+    check("sweep: a UTF-8 byte-order mark, named", rc == -1 && one_line(err, path) && strstr(err, ":1: the file starts with a UTF-8 byte-order mark"), err);
+    if (rc == 0) sweep_free(cases, n);
+    snprintf(path, sizeof path, "%s/bom.npy", dir);
+    rc = write_file(path, "\xef\xbb\xbf\x93NUMPY\x01\x00\x02\x00{}", 15) ? 0 : npy_load4(path, ATTN_F16, &data, dims, err, sizeof err);
+    check("npy: a UTF-8 byte-order mark, named", rc == -1 && one_line(err, path) && strstr(err, "byte-order mark"), err);
+    if (rc == 0) free(data);
+    /* paths checked before the GPU: a --save under a file, a --csv that is a folder, --load's FIFO */
+    {
+        char fifo_dir[280], file[280], under[300];
+        snprintf(file, sizeof file, "%.200s/bom.txt", dir);
+        snprintf(under, sizeof under, "%s/x", file);
+        snprintf(fifo_dir, sizeof fifo_dir, "%.200s/fifoload", dir);
+        mkdir(fifo_dir, 0755);
+        snprintf(path, sizeof path, "%s/q.npy", fifo_dir);
+        remove(path);
+        mkfifo(path, 0600);
+        struct { const char *name, *flag, *value, *want; } fc[] = {
+            {"files: --save under a file (was found after the GPU work)", "--save", under, "is a regular file, not a directory"},
+            {"files: --csv a directory (was found after the GPU work)", "--csv", dir, "a directory; give a file name"},
+            {"files: --load's q.npy a FIFO, refused at once (was a hang)", "--load", fifo_dir, "q.npy is a FIFO, not a regular file"},
+        };
+        for (size_t i = 0; i < sizeof fc / sizeof fc[0]; i++) {
+            cli_opts o;
+            cli_defaults(&o);
+            if (!strcmp(fc[i].flag, "--save")) o.save = fc[i].value;
+            else if (!strcmp(fc[i].flag, "--csv")) o.csv = fc[i].value;
+            else o.load = fc[i].value;
+            watch("regression", (int)i, fc[i].value);
+            err[0] = 0;
+            rc = cli_check_files(&o, err, sizeof err);
+            check(fc[i].name, rc == -1 && one_line(err, fc[i].value) && strstr(err, fc[i].want), err);
+        }
+        alarm(0);
+        remove(path);
+        rmdir(fifo_dir);
+    }
+
     static const rung_cli decode = {8, 8, 1, 1, 16384, 128, planner_names, "auto", 128, "--b 32"};
-    struct { const char *name; const rung_cli *own; const char *args[6]; const char *want; } cl[] = {
+    struct { const char *name; const rung_cli *own; const char *args[8]; const char *want; } cl[] = {
         {"cli: --planner nope, a usage error (was exit 3 behind the shape's refusal)", &decode,
          {"--planner", "nope", "--n", "1024", NULL}, "--planner: expected one of fa, greedy, balanced, auto"},
         {"cli: --load with --seqlens, refused as such (was counted against the default --b)", NULL,
          {"--load", "dir", "--seqlens", "5", NULL}, "cannot be given with --load"},
         {"cli: --load with --n, refused (was silently ignored)", NULL, {"--load", "dir", "--n", "5", NULL}, "drop --n"},
+        {"cli: --scale 1e-300, refused (was 0)", NULL, {"--scale", "1e-300", NULL}, "outside float's normal range"},
+        {"cli: --scale 1e300, refused (was inf)", NULL, {"--scale", "1e300", NULL}, "outside float's normal range"},
+        {"cli: --hq 8 --hkv 3 --h 8, refused (was Hkv 8)", NULL, {"--hq", "8", "--hkv", "3", "--h", "8", NULL},
+         "--hq 8 --hkv 3: Hq must be a multiple of Hkv"},
+        {"cli: --h 8 --hkv 3, refused alike", NULL, {"--h", "8", "--hkv", "3", NULL}, "--h 8 --hkv 3: Hq must be a multiple of Hkv"},
+        {"cli: --n 0 --help, the help (was the error)", NULL, {"--n", "0", "--help", NULL}, "only reads K and V)"},
+        {"cli: an argument with a newline and an ESC, escaped", NULL, {"--dtype", "a\nb\x1b[31m", NULL}, "got 'a\\x0ab\\x1b[31m'"},
     };
     for (size_t i = 0; i < sizeof cl / sizeof cl[0]; i++) {
-        char *argv[8] = {"fuzz"};
+        char *argv[10] = {"fuzz"};
         int argc = 1;
         for (int a = 0; cl[i].args[a]; a++) argv[argc++] = (char *)cl[i].args[a];
         cli_opts o;
         cli_defaults_for(&o, cl[i].own);
         err[0] = 0;
         rc = cli_parse(argc, argv, &o, err, sizeof err);
-        check(cl[i].name, rc == -1 && one_line(err, NULL) && strstr(err, cl[i].want), err);
+        int help = strstr(cl[i].want, "only reads K and V)") != NULL;
+        check(cl[i].name, rc == (help ? 1 : -1) && (help || one_line(err, NULL)) && strstr(err, cl[i].want), help ? "no help" : err);
         free(o.seqlens);
     }
 }

@@ -4,6 +4,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include "test.h"
 #include "../common/harness.h"
@@ -72,7 +73,7 @@ static void cli_rejects_head_ratio(void)
 {
     expect_refused("--hq 6 --hkv 4", "--hq 6 --hkv 4: Hq must be a multiple of Hkv");
     expect_refused("--hq 2 --hkv 4", "Hq must be a multiple of Hkv");
-    expect_refused("--hkv 3", "--hq 16 --hkv 3: Hq must be a multiple of Hkv");   /* default Hq 16 */
+    expect_refused("--hkv 3", "--hq 16 (the default) --hkv 3: Hq must be a multiple of Hkv");   /* default Hq 16 */
 }
 
 static void cli_rejects_unknown_flag(void)
@@ -325,7 +326,7 @@ static void sweep_files(void)
         {"crlf.txt", "1 1 1\r\n", 7, "sweep line '1 1 1': expected"},
         {"ctrl.txt", "a\x01" "b\n", 4, "sweep line 'a\\x01b'"},
         {"field.txt", "1 1 1 1 1 64 0 model=\x7f\n", 23, "model=\\x7f"},
-        {"hq.txt", "1 3 2 1 1 64 0\n", 15, "hq.txt:1: --hq 3 --hkv 2: Hq must be a multiple of Hkv"},
+        {"hq.txt", "1 3 2 1 1 64 0\n", 15, "hq.txt:1: Hq 3, Hkv 2: Hq must be a multiple of Hkv"},
         {"dist.txt", "1000000000 1 1 1 1 64 0 dist=uniform\n", 37, "for up to 1048576 requests"},
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
@@ -701,7 +702,7 @@ static void report_emit_header_once(void)
     row.status = "unsupported: a test row";
     row.extra = "";
     /* {quiet, header_done, csv}: the driver's, the --no-header one's, the --quiet one's */
-    const report_out outs[3] = {{0, 0, csv, &dev}, {0, 1, NULL, &dev}, {1, 0, csv, &dev}};
+    const report_out outs[3] = {{0, 0, csv, &dev, 0}, {0, 1, NULL, &dev, 0}, {1, 0, csv, &dev, 0}};
     const int headers[3] = {1, 0, 0}, rows[3] = {3, 3, 0}, csv_rows[3] = {3, 3, 6};
     fflush(stdout);
     int saved = dup(1);
@@ -776,6 +777,314 @@ static void sweep_models_file(void)
                    decode[m], paged[m]);
 }
 
+/* ---------------------------------------------------------------- issue 35 */
+
+/* --h is the default of --hq and --hkv: an --hq or --hkv anywhere wins, so every order of the same
+ * flags gives the same heads (--hq 8 --hkv 3 --h 8 was Hkv = 8, while --h 8 --hkv 3 was refused). */
+static void cli_head_flags_any_order(void)
+{
+    const char *refused[] = {"--hq 8 --hkv 3 --h 8", "--h 8 --hkv 3", "--hkv 3 --h 8", "--hkv 3 --hq 8 --h 8"};
+    for (size_t i = 0; i < sizeof refused / sizeof refused[0]; i++) {
+        expect_refused(refused[i], "--hkv 3: Hq must be a multiple of Hkv");
+        expect_refused(refused[i], " 8 --hkv 3:");
+    }
+    struct { const char *line; int hq, hkv; } good[] = {
+        {"--h 8", 8, 8}, {"--h 4 --h 8", 8, 8}, {"--hkv 4 --h 8", 8, 4}, {"--h 8 --hkv 4", 8, 4},
+        {"--hq 16 --h 8", 16, 8}, {"--h 8 --hq 16", 16, 8}, {"--hq 32 --hkv 8 --h 4", 32, 8}, {"--h 4 --hkv 8 --hq 32", 32, 8},
+        {"--hkv 8", 16, 8},                                       /* the default Hq 16 */
+    };
+    for (size_t i = 0; i < sizeof good / sizeof good[0]; i++) {
+        cli_opts o;
+        char err[512];
+        int rc = parse(good[i].line, &o, err, sizeof err);
+        EXPECT_MSG(rc == 0 && o.shape.Hq == good[i].hq && o.shape.Hkv == good[i].hkv, "'%s': rc %d Hq %d Hkv %d, expected %d %d (%s)",
+                   good[i].line, rc, o.shape.Hq, o.shape.Hkv, good[i].hq, good[i].hkv, err);
+    }
+}
+
+/* --scale in float's normal range, checked on the value the kernels get: 1e-300 became 0, 1e300 inf */
+static void cli_scale_in_float_range(void)
+{
+    const char *bad[] = {"1e-300", "1e300", "1e-40", "3.5e38", "1e39"};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        char line[64];
+        snprintf(line, sizeof line, "--scale %s", bad[i]);
+        expect_refused(line, "is outside float's normal range");
+    }
+    expect_refused("--scale nan", "--scale: expected a positive number");
+    const struct { const char *v; float want; } good[] = {{"0.125", 0.125f}, {"1e-30", 1e-30f}, {"3e38", 3e38f}, {"2e-38", 2e-38f}};
+    for (size_t i = 0; i < sizeof good / sizeof good[0]; i++) {
+        cli_opts o;
+        char err[512], line[64];
+        snprintf(line, sizeof line, "--scale %s", good[i].v);
+        EXPECT_MSG(parse(line, &o, err, sizeof err) == 0 && o.shape.scale == good[i].want && o.have_scale, "'%s': %s", line, err);
+    }
+}
+
+/* --help anywhere wins: also over a bad value before it (--n 0 --help printed the error) */
+static void cli_help_wins(void)
+{
+    static char err[CLI_ERR_MAX];
+    const char *lines[] = {"--n 0 --help", "--bogus -h", "--help --d 99999", "--hq 3 --hkv 2 --help", "--csv --help"};
+    for (size_t i = 0; i < sizeof lines / sizeof lines[0]; i++) {
+        cli_opts o;
+        int rc = parse(lines[i], &o, err, sizeof err);
+        EXPECT_MSG(rc == 1 && strstr(err, "usage: prog") && strstr(err, "only reads K and V)"), "'%s': %d", lines[i], rc);
+    }
+    cli_opts o;
+    EXPECT(parse("--help", &o, err, sizeof err) == 1);
+    EXPECT_MSG(strstr(err, "--check-sweep FILE") && strstr(err, "'ok LINE' or 'bad LINE: reason'") &&
+               strstr(err, "an\n          --hq or --hkv wins over it") && strstr(err, "a failed write of --save or --csv"),
+               "--help lacks --check-sweep, the --h rule or the write exit");
+}
+
+/* A message that echoes an argument escapes its control bytes and stops near 1 KB */
+static void cli_messages_escaped_and_capped(void)
+{
+    cli_opts o;
+    char err[4096];
+    char *argv[4] = {"prog", "--variant\n\x1b[31mred", NULL, NULL};
+    cli_defaults_for(&o, &with_flags);
+    EXPECT(cli_parse(2, argv, &o, err, sizeof err) == -1);
+    EXPECT_MSG(strstr(err, "unknown argument '--variant\\x0a\\x1b[31mred'") && !strchr(err, '\n') && !strchr(err, 0x1b),
+               "message '%s'", err);
+    char *big = malloc(100001);
+    if (big) {
+        memset(big, 'x', 100000);
+        big[100000] = 0;
+        argv[1] = "--dtype";
+        argv[2] = big;
+        cli_defaults_for(&o, &with_flags);
+        EXPECT(cli_parse(3, argv, &o, err, sizeof err) == -1);
+        size_t len = strlen(err);
+        EXPECT_MSG(len > 900 && len < 1100 && !strcmp(err + len - 3, "..."), "a 100000-byte value: message of %zu bytes", len);
+        free(big);
+    }
+    EXPECT(cli_message(err, sizeof err, "--variant: got '%s'", "a\nb\x7f") == -1);
+    EXPECT_MSG(!strcmp(err, "--variant: got 'a\\x0ab\\x7f'"), "cli_message: '%s'", err);
+}
+
+static int make_file(const char *path, const char *text)
+{
+    FILE *f = fopen(path, "wb");
+    if (!f) return -1;
+    fputs(text, f);
+    return fclose(f);
+}
+
+/* cli_check_files, on a folder of its own: each path flag refused in one line naming it and the
+ * path, before any GPU work; what is fine passes, and leaves nothing behind. */
+static void cli_files_checked(void)
+{
+    char dir[] = "/tmp/attn_files_XXXXXX", p[256], q[300], err[1200];
+    if (!mkdtemp(dir)) { EXPECT_MSG(0, "mkdtemp failed"); return; }
+    cli_opts o;
+    char file[128], fifo[128], sub[128];
+    snprintf(file, sizeof file, "%s/file", dir);
+    snprintf(fifo, sizeof fifo, "%s/fifo", dir);
+    snprintf(sub, sizeof sub, "%s/sub", dir);
+    EXPECT(make_file(file, "x\n") == 0 && mkfifo(fifo, 0600) == 0 && mkdir(sub, 0755) == 0);
+    alarm(10);                                          /* a FIFO opened by mistake ends the run, not the machine */
+    struct { const char *flag, *path, *want; } bad[] = {
+        {"--save", file, ": a regular file, not a directory"},
+        {"--save", NULL, "/file is a regular file, not a directory"},     /* file/x */
+        {"--save", fifo, ": a FIFO, not a directory"},
+        {"--csv", sub, ": a directory; give a file name"},
+        {"--csv", fifo, ": a FIFO, not a regular file"},
+        {"--csv", NULL, "its folder"},                                     /* nodir/x.csv */
+        {"--csv", NULL, "is a regular file, not a directory"},             /* file/x.csv */
+        {"--sweep", fifo, ": a FIFO, not a regular file"},
+        {"--sweep", sub, ": a directory; give a sweep file"},
+        {"--sweep", NULL, "cannot open (No such file or directory)"},      /* missing */
+        {"--check-sweep", fifo, ": a FIFO, not a regular file"},
+        {"--load", file, ": a regular file, not a directory"},
+        {"--load", NULL, "cannot open (No such file or directory)"},       /* missing */
+        {"--load", sub, ": q.npy: cannot open (No such file or directory)"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        const char *path = bad[i].path;
+        if (!path) {
+            snprintf(p, sizeof p, "%s/%s", dir, i == 1 ? "file/x" : i == 5 ? "nodir/x.csv" : i == 6 ? "file/x.csv" : "missing");
+            path = p;
+        }
+        cli_defaults(&o);
+        if (!strcmp(bad[i].flag, "--save")) o.save = path;
+        else if (!strcmp(bad[i].flag, "--csv")) o.csv = path;
+        else if (!strcmp(bad[i].flag, "--sweep")) o.sweep = path;
+        else if (!strcmp(bad[i].flag, "--check-sweep")) o.check_sweep = path;
+        else o.load = path;
+        err[0] = 0;
+        int rc = cli_check_files(&o, err, sizeof err);
+        snprintf(q, sizeof q, "%s %s", bad[i].flag, path);
+        EXPECT_MSG(rc == -1 && strstr(err, q) == err && strstr(err, bad[i].want) && !strchr(err, '\n'),
+                   "%s %s: %d '%s', expected '%s'", bad[i].flag, path, rc, err, bad[i].want);
+    }
+    /* --load DIR: its .npy files regular; a FIFO named k.npy refused at once; a backward rung's do.npy */
+    snprintf(p, sizeof p, "%s/q.npy", sub);
+    EXPECT(make_file(p, "") == 0);
+    snprintf(p, sizeof p, "%s/k.npy", sub);
+    EXPECT(mkfifo(p, 0600) == 0);
+    cli_defaults(&o);
+    o.load = sub;
+    EXPECT_MSG(cli_check_files(&o, err, sizeof err) == -1 && strstr(err, "sub: k.npy is a FIFO, not a regular file"), "'%s'", err);
+    remove(p);
+    EXPECT(make_file(p, "") == 0);
+    snprintf(p, sizeof p, "%s/v.npy", sub);
+    EXPECT(make_file(p, "") == 0);
+    EXPECT_MSG(cli_check_files(&o, err, sizeof err) == 0, "q, k, v regular: '%s'", err);
+    o.backward = 1;
+    EXPECT_MSG(cli_check_files(&o, err, sizeof err) == -1 && strstr(err, "do.npy: cannot open"), "backward: '%s'", err);
+    /* --save DIR with o.npy a directory (the run would fail after the GPU work) */
+    cli_defaults(&o);
+    snprintf(p, sizeof p, "%s/o.npy", sub);
+    EXPECT(mkdir(p, 0755) == 0);
+    o.save = sub;
+    EXPECT_MSG(cli_check_files(&o, err, sizeof err) == -1 && strstr(err, "o.npy in it is a directory"), "'%s'", err);
+    o.backward = 1;                                     /* a backward rung writes dq, dk, dv: o.npy is no matter */
+    EXPECT_MSG(cli_check_files(&o, err, sizeof err) == 0, "backward, o.npy a directory: '%s'", err);
+    rmdir(p);
+    /* good paths pass and leave nothing: a missing --save folder is made and removed again; a new
+     * --csv file is not made before its first row */
+    cli_defaults(&o);
+    snprintf(p, sizeof p, "%s/new/a/b", dir);
+    snprintf(q, sizeof q, "%s/new.csv", dir);
+    o.save = p;
+    o.csv = q;
+    EXPECT_MSG(cli_check_files(&o, err, sizeof err) == 0, "a new --save folder, a new --csv: '%s'", err);
+    snprintf(p, sizeof p, "%s/new", dir);
+    EXPECT_MSG(access(p, F_OK) != 0 && access(q, F_OK) != 0, "the check left %s or %s behind", p, q);
+    o.save = sub;
+    o.csv = file;                                       /* an existing file: appended to */
+    EXPECT_MSG(cli_check_files(&o, err, sizeof err) == 0, "an existing folder and CSV: '%s'", err);
+    /* where this user may not write (root may write anywhere: then skipped) */
+    if (geteuid() != 0) {
+        snprintf(p, sizeof p, "%s/ro", dir);
+        EXPECT(mkdir(p, 0555) == 0);
+        cli_defaults(&o);
+        o.save = p;
+        EXPECT_MSG(cli_check_files(&o, err, sizeof err) == -1 && strstr(err, "cannot write in it"), "read-only --save: '%s'", err);
+        snprintf(q, sizeof q, "%s/ro/x.csv", dir);
+        cli_defaults(&o);
+        o.csv = q;
+        EXPECT_MSG(cli_check_files(&o, err, sizeof err) == -1 && strstr(err, "cannot make a file in"), "read-only --csv: '%s'", err);
+        rmdir(p);
+    }
+    alarm(0);
+    snprintf(p, sizeof p, "%s/q.npy", sub); remove(p);
+    snprintf(p, sizeof p, "%s/k.npy", sub); remove(p);
+    snprintf(p, sizeof p, "%s/v.npy", sub); remove(p);
+    rmdir(sub);
+    remove(file);
+    remove(fifo);
+    rmdir(dir);
+}
+
+/* --check-sweep's lines: what sweep_check_file prints for a file, and its return */
+static int check_text(const char *dir, const char *text, size_t len, char *out, size_t n, char *err, size_t en)
+{
+    char path[256];
+    snprintf(path, sizeof path, "%s/check.txt", dir);
+    FILE *f = fopen(path, "wb");
+    if (!f) return -9;
+    fwrite(text, 1, len, f);
+    fclose(f);
+    cli_opts base;
+    cli_defaults(&base);
+    char *buf = NULL;
+    size_t blen = 0;
+    FILE *mem = open_memstream(&buf, &blen);
+    if (!mem) return -9;
+    err[0] = 0;
+    int rc = sweep_check_file(path, &base, mem, err, en);
+    fclose(mem);
+    snprintf(out, n, "%s", buf ? buf : "");
+    free(buf);
+    /* the rungs' own reading agrees: sweep_read takes the file exactly when every line is ok */
+    run_case *cases = NULL;
+    int count = 0;
+    char why[1024];
+    int rr = sweep_read(path, &base, &cases, &count, why, sizeof why);
+    if (rr == 0) sweep_free(cases, count);
+    if ((rr == 0) != (rc == 0)) snprintf(out, n, "DISAGREE: sweep_read %d ('%s'), --check-sweep %d", rr, why, rc);
+    remove(path);
+    return rc;
+}
+
+static void sweep_check_lines(void)
+{
+    char dir[] = "/tmp/attn_check_XXXXXX", out[4096], err[1024];
+    if (!mkdtemp(dir)) { EXPECT_MSG(0, "mkdtemp failed"); return; }
+    const char text[] = "# B Hq Hkv N M d causal\n1 1 1 8 8 64 0\n1 3 2 8 8 64 0\n\n2 2 2 4 4 64 1 dtype=bf16 # x\n"
+                        "garbage\n1 2 3\0 4 5 6 7\n1 1 1 1 1 64 2\n1 8 1 1 100 64 0 page=24\n1 1 1 1 1 64 0 inputs=sparse-outlier";
+    int rc = check_text(dir, text, sizeof text - 1, out, sizeof out, err, sizeof err);
+    const char *want = "ok 2\nbad 3: Hq 3, Hkv 2: Hq must be a multiple of Hkv (MHA, GQA or MQA)\nok 5\n"
+                       "bad 6: sweep line 'garbage': expected B Hq Hkv N M d causal [key=value ...]\n"
+                       "bad 7: a NUL byte at column 6: not a text file\nbad 8: causal: 2 is out of range; allowed 0..1\n"
+                       "bad 9: sweep line: page=24; expected 0 (contiguous) or a multiple of 16 from 16 to 256\nok 10\n";
+    EXPECT_MSG(rc == 1 && !strcmp(out, want), "returned %d, printed:\n%s---\nexpected:\n%s", rc, out, want);
+    /* every line ok: 0 */
+    const char *good = "# x\n1 1 1 8 8 64 0\n2 4 1 1 100 128 0 dist=equal\r\n";
+    rc = check_text(dir, good, strlen(good), out, sizeof out, err, sizeof err);
+    EXPECT_MSG(rc == 0 && !strcmp(out, "ok 2\nok 3\n"), "all ok: %d '%s'", rc, out);
+    /* a byte-order mark: line 1 bad, saying so; the lines after still checked */
+    rc = check_text(dir, "\xef\xbb\xbf" "1 1 1 8 8 64 0\n1 1 1 8 8 64 0\n", 33, out, sizeof out, err, sizeof err);
+    EXPECT_MSG(rc == 1 && strstr(out, "bad 1: the file starts with a UTF-8 byte-order mark (bytes EF BB BF)") &&
+               strstr(out, "\nok 2\n"), "BOM: %d '%s'", rc, out);
+    /* a line too long: bad, and the next line still read as the next line */
+    char *lng = malloc(70020);
+    if (lng) {
+        memset(lng, '1', 70000);
+        memcpy(lng + 70000, "\n1 1 1 8 8 64 0\n", 16);
+        rc = check_text(dir, lng, 70016, out, sizeof out, err, sizeof err);
+        EXPECT_MSG(rc == 1 && !strcmp(out, "bad 1: line longer than 65535 characters\nok 2\n"), "long line: %d '%s'", rc, out);
+        free(lng);
+    }
+    /* no shape at all, or not a file: -1 with one line naming it, nothing printed */
+    rc = check_text(dir, "# only\n\n", 8, out, sizeof out, err, sizeof err);
+    EXPECT_MSG(rc == -1 && !out[0] && strstr(err, "--check-sweep ") && strstr(err, "no shapes in it (only blank lines and comments)"),
+               "comments only: %d '%s' '%s'", rc, out, err);
+    cli_opts base;
+    cli_defaults(&base);
+    EXPECT(sweep_check_file(dir, &base, stdout, err, sizeof err) == -1 && strstr(err, "a directory"));
+    /* sweep_read names a byte-order mark too, and a FIFO at once */
+    char path[128];
+    snprintf(path, sizeof path, "%s/bom.txt", dir);
+    EXPECT(make_file(path, "\xef\xbb\xbf" "1 1 1 8 8 64 0\n") == 0);
+    run_case *cases = NULL;
+    int count = 0;
+    EXPECT_MSG(sweep_read(path, &base, &cases, &count, err, sizeof err) == -1 && strstr(err, "bom.txt:1: the file starts with a UTF-8 byte-order mark"),
+               "sweep_read of a BOM: '%s'", err);
+    remove(path);
+    snprintf(path, sizeof path, "%s/fifo.txt", dir);
+    EXPECT(mkfifo(path, 0600) == 0);
+    alarm(10);
+    EXPECT_MSG(sweep_read(path, &base, &cases, &count, err, sizeof err) == -1 && strstr(err, "a FIFO, not a regular file"), "'%s'", err);
+    EXPECT(sweep_check_file(path, &base, stdout, err, sizeof err) == -1 && strstr(err, "a FIFO, not a regular file"));
+    alarm(0);
+    remove(path);
+    rmdir(dir);
+}
+
+/* Every sweep file the course ships, and the GPU matrix, passes --check-sweep (the peers ask it) */
+static void sweep_files_shipped_check(void)
+{
+    const char *files[] = {"sweeps/prefill.txt", "sweeps/decode.txt", "sweeps/varlen.txt", "sweeps/models.txt",
+                           "sweeps/article.txt", "sweeps/tour.txt", "tests/gpu_cases.txt"};
+    cli_opts base;
+    cli_defaults(&base);
+    for (size_t i = 0; i < sizeof files / sizeof files[0]; i++) {
+        if (access(files[i], F_OK)) continue;
+        char *buf = NULL, err[1024];
+        size_t len = 0;
+        FILE *mem = open_memstream(&buf, &len);
+        if (!mem) continue;
+        int rc = sweep_check_file(files[i], &base, mem, err, sizeof err);
+        fclose(mem);
+        EXPECT_MSG(rc == 0 && buf && !strstr(buf, "bad "), "%s: %d %s", files[i], rc, buf && strstr(buf, "bad ") ? strstr(buf, "bad ") : err);
+        free(buf);
+    }
+}
+
 const test_case TESTS_cli[] = {
     {"cli: sizes <= 0 and a non-positive scale are refused", cli_rejects_nonpositive},
     {"cli: non-integer and missing values are refused", cli_rejects_non_integer},
@@ -800,5 +1109,13 @@ const test_case TESTS_cli[] = {
      report_emit_header_once},
     {"cli: model=NAME on a sweep line reaches the extra field, also of a row that did not run", sweep_model_label},
     {"cli: sweeps/models.txt parses: per model a prefill line, decode lines contiguous and paged", sweep_models_file},
+    {"cli: --h, --hq, --hkv in any order give the same heads (an --hq or --hkv wins over --h)", cli_head_flags_any_order},
+    {"cli: --scale outside float's normal range (1e-300, 1e300, subnormal) is refused", cli_scale_in_float_range},
+    {"cli: --help wins over a bad value before or after it; it names --check-sweep and the --h rule", cli_help_wins},
+    {"cli: an echoed argument's control bytes are escaped and a 100000-byte one is cut near 1 KB", cli_messages_escaped_and_capped},
+    {"cli: cli_check_files refuses --save, --csv, --load, --sweep paths in one line (a FIFO at once) and leaves nothing",
+     cli_files_checked},
+    {"cli: --check-sweep prints ok/bad per shape line, agrees with sweep_read; a BOM, a long line, a FIFO", sweep_check_lines},
+    {"cli: every sweep file in sweeps/ and tests/gpu_cases.txt passes --check-sweep", sweep_files_shipped_check},
     {NULL, NULL},
 };

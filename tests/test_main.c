@@ -3,14 +3,15 @@
 #include <stdio.h>
 #include <string.h>
 #include "test.h"
+#include "../common/harness.h"
 
 extern const test_case TESTS_md[], TESTS_ref[], TESTS_cli[], TESTS_npy[], TESTS_half[],
     TESTS_check[], TESTS_planner[], TESTS_combine[], TESTS_pages[], TESTS_fp8[], TESTS_hadamard[],
-    TESTS_ref_bwd[], TESTS_fp8_step[];
+    TESTS_ref_bwd[], TESTS_fp8_step[], TESTS_writes[];
 
 static const test_case *const groups[] = {TESTS_half, TESTS_md, TESTS_ref, TESTS_ref_bwd, TESTS_cli, TESTS_npy,
                                           TESTS_check, TESTS_planner, TESTS_combine, TESTS_pages,
-                                          TESTS_fp8, TESTS_hadamard, TESTS_fp8_step, NULL};
+                                          TESTS_fp8, TESTS_hadamard, TESTS_fp8_step, TESTS_writes, NULL};
 
 static int failed_now;
 static char first_failure[512];
@@ -48,6 +49,18 @@ int main(int argc, char **argv)
         return 2;
     }
     int passed = 0, failed = 0;
+    /* no arguments: every test; --help says so; anything else is refused, not ignored */
+    if (argc > 1) {
+        if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {
+            printf("usage: cpu_tests   (no arguments: every CPU test, run from the repository root; prints\n"
+                   "       'ok NAME' or 'FAIL NAME: why' per test, then a count; exit 0, or 1 if a test failed)\n");
+            return 0;
+        }
+        char msg[1200];
+        cli_message(msg, sizeof msg, "cpu_tests: unknown argument '%s' (it takes none; --help says what it does)", argv[1]);
+        fprintf(stderr, "%s\n", msg);
+        return 2;
+    }
     for (int g = 0; groups[g]; g++) {
         for (const test_case *t = groups[g]; t->name; t++) {
             failed_now = 0;

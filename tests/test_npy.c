@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include "test.h"
 #include "../common/harness.h"
@@ -292,11 +293,33 @@ static void npy_rejects_lying_headers(void)
     cleanup();
 }
 
+/* Issue 35: a FIFO named q.npy blocked the reader forever (fopen waits for a writer); a file that a
+ * text editor saved with a UTF-8 byte-order mark was "not a .npy file" with no word of why. Both are
+ * refused at once, named as what they are. */
+static void npy_rejects_fifo_and_bom(void)
+{
+    const char *pf = tmp_path("fifo.npy");
+    EXPECT(pf && mkfifo(pf, 0600) == 0);
+    if (pf) {
+        alarm(10);                                     /* a hang ends the test run, not the machine */
+        expect_load_fails(pf, "a FIFO, not a regular file");
+        alarm(0);
+    }
+    const char *pb = tmp_path("bom.npy");
+    EXPECT(pb && write_bytes(pb, "\xef\xbb\xbf\x93NUMPY\x01\x00{}", 15) == 0);
+    if (pb) expect_load_fails(pb, "starts with a UTF-8 byte-order mark (bytes EF BB BF)");
+    const char *pc = tmp_path("char_dev.npy");         /* a device: a link to /dev/zero */
+    EXPECT(pc && symlink("/dev/zero", pc) == 0);
+    if (pc) expect_load_fails(pc, "a character device, not a regular file");
+    cleanup();
+}
+
 const test_case TESTS_npy[] = {
     {"npy: save_f16 -> load4 gives identical bits and dims (1.2M elems, every pattern)", npy_f16_round_trip},
     {"npy: float32 file into f16/bf16 storage equals f32_to_f16/f32_to_bf16", npy_f32_into_half},
     {"npy: reads numpy's own layout, format 1.0 and 2.0", npy_reads_numpy_layout},
     {"npy: 3-D, 1-D, bad magic, truncated, float64, Fortran order, missing file -> -1", npy_rejects},
     {"npy: a huge or overflowing shape, a malformed header, trailing bytes -> -1 naming the file", npy_rejects_lying_headers},
+    {"npy: a FIFO (at once, no hang), a device, a UTF-8 byte-order mark -> -1 saying which", npy_rejects_fifo_and_bom},
     {NULL, NULL},
 };
