@@ -30,34 +30,16 @@ void test_fail(const char *file, int line, const char *fmt, ...)
 
 int main(int argc, char **argv)
 {
-    /* No argument but --help: every test runs every time. */
-    if (argc > 1) {
-        const int help = !strcmp(argv[1], "--help") || !strcmp(argv[1], "-h");
-        if (help && argc == 2) {
-            printf("usage: cpu_tests\n  runs every CPU test (tests/test_*.c), printing ok NAME or FAIL NAME: why for each,\n"
-                   "  then \"cpu tests: N passed, N failed\"; exit 1 if one failed. make test runs it.\n");
-            return 0;
-        }
-        const char *bad = argv[help ? 2 : 1];
-        fprintf(stderr, "cpu_tests: unknown argument '");
-        for (int k = 0; bad[k] && k < 200; k++) {
-            const unsigned char c = (unsigned char)bad[k];
-            if (c < 0x20 || c == 0x7f) fprintf(stderr, "\\x%02x", c);
-            else fputc(c, stderr);
-        }
-        fprintf(stderr, "%s' (it takes none; --help shows its usage)\n", strlen(bad) > 200 ? "..." : "");
-        return 2;
-    }
     int passed = 0, failed = 0;
     /* no arguments: every test; --help says so; anything else is refused, not ignored */
     if (argc > 1) {
         if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {
-            printf("usage: cpu_tests   (no arguments: every CPU test, run from the repository root; prints\n"
-                   "       'ok NAME' or 'FAIL NAME: why' per test, then a count; exit 0, or 1 if a test failed)\n");
+            printf("usage: cpu_tests\n  runs every CPU test (tests/test_*.c) from the repository root, printing 'ok NAME' or\n"
+                   "  'FAIL NAME: why' for each, then a count; exit 0, or 1 if one failed. make test runs it.\n");
             return 0;
         }
         char msg[1200];
-        cli_message(msg, sizeof msg, "cpu_tests: unknown argument '%s' (it takes none; --help says what it does)", argv[1]);
+        cli_message(msg, sizeof msg, "cpu_tests: unknown argument '%s' (it takes none; --help shows its usage)", argv[1]);
         fprintf(stderr, "%s\n", msg);
         return 2;
     }
