@@ -5,7 +5,12 @@
  *     every run, so an element the kernel forgot stays NaN. This scan covers every row, always.
  *     Rows that see no key must hold O = 0 and LSE = -inf; every other LSE must be finite.
  *  2. Are the values right? rel-L2 of O and max |LSE - ref| against the reference, on every row
- *     when that is affordable, else on a stated sample. */
+ *     when that is affordable, else on a stated sample.
+ * Inputs that hold a NaN or an infinity (--inputs nonfinite-*, or a loaded file) change question 1:
+ * an element of O or LSE must be NaN or Inf exactly where the float64 reference's is (the NaN or Inf
+ * reached it, as in PyTorch's scaled_dot_product_attention), and a number everywhere else; NaN and
+ * Inf are not told apart (0 x Inf is NaN, and a weight that underflows in float but not in double
+ * turns the reference's Inf into our NaN). Every row is then compared, whatever the budget. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -34,14 +39,25 @@ static void fail(check_result *r, const char *fmt, int b, int h, int i, int c)
     snprintf(r->why, sizeof r->why, fmt, b, h, i, c);
 }
 
-/* Pass 1: every element written and finite, empty rows exactly empty. */
-static void scan_written(const attn_shape *s, const uint16_t *o, const float *lse, check_result *r)
+int inputs_nonfinite(const attn_shape *s, const uint16_t *q, const uint16_t *k, const uint16_t *v)
+{
+    const size_t nq = attn_q_elems(s), nkv = attn_kv_elems(s);
+    for (size_t e = 0; e < nq; e++) if (!isfinite(elem_to_f32(s->dtype, q[e]))) return 1;
+    for (size_t e = 0; e < nkv; e++)
+        if (!isfinite(elem_to_f32(s->dtype, k[e])) || !isfinite(elem_to_f32(s->dtype, v[e]))) return 1;
+    return 0;
+}
+
+/* Pass 1: every element written and finite, empty rows exactly empty. With non-finite inputs (nf)
+ * the rows that see a key are left to pass 2, which knows where the reference is not a number. */
+static void scan_written(const attn_shape *s, const uint16_t *o, const float *lse, int nf, check_result *r)
 {
     long rows = (long)s->B * s->Hq * s->N, bad = 0;
     for (long row = 0; row < rows; row++) {
         int b, h, i;
         row_coords(s, row, &b, &h, &i);
         int empty = attn_row_end(s, i, attn_kv_len(s, b)) == 0;
+        if (nf && !empty) continue;
         const uint16_t *orow = o + row * s->d;
         for (int c = 0; c < s->d; c++) {
             float x = elem_to_f32(s->dtype, orow[c]);
@@ -71,7 +87,7 @@ static long pick_rows(const attn_shape *s, double budget, uint64_t seed, long **
 {
     long rows = (long)s->B * s->Hq * s->N;
     double per_row = 2.0 * s->d * (double)s->M + 1.0;   /* multiply-adds, upper bound */
-    long want = (long)(budget / per_row);
+    long want = budget >= (double)rows * per_row ? rows : (long)(budget / per_row);
     if (want < 64) want = 64;          /* a sample too small to mean anything is not a check */
     long *list = malloc(sizeof(long) * (want < rows ? want + 64 : rows));
     if (want >= rows) {
@@ -106,17 +122,19 @@ void check_output(const attn_shape *s, const uint16_t *q, const uint16_t *k, con
 {
     memset(r, 0, sizeof *r);
     r->rows_total = (long)s->B * s->Hq * s->N;
-    scan_written(s, o, lse, r);
+    const int nf = inputs_nonfinite(s, q, k, v);
+    scan_written(s, o, lse, nf, r);
 
     long *rows;
-    long n = pick_rows(s, budget, seed, &rows, &r->sampled);
+    long n = pick_rows(s, nf ? INFINITY : budget, seed, &rows, &r->sampled);
     r->rows_checked = n;
     ref_init();
 
     double err2 = 0.0, ref2 = 0.0, max_abs = 0.0, lse_err = 0.0, lse2 = 0.0;
     const double lse_tol = check_lse_tolerance(s->dtype);
-    long lse_mismatch = -1, lse_rows = 0;
-    #pragma omp parallel reduction(+:err2, ref2, lse2, lse_rows) reduction(max:max_abs, lse_err)
+    long lse_mismatch = -1, lse_rows = 0, nf_bad = 0, nf_first = -1;
+    char nf_why[sizeof r->why] = "";
+    #pragma omp parallel reduction(+:err2, ref2, lse2, lse_rows, nf_bad) reduction(max:max_abs, lse_err)
     {
         double *out = malloc(sizeof(double) * s->d);
         double *scratch = malloc(sizeof(double) * (size_t)s->M);
@@ -126,15 +144,35 @@ void check_output(const attn_shape *s, const uint16_t *q, const uint16_t *k, con
             row_coords(s, rows[t], &b, &h, &i);
             double lref = ref_row(s, q, k, v, b, h, i, out, scratch);
             const uint16_t *orow = o + rows[t] * s->d;
+            /* non-finite inputs: each element of O, and the LSE (column d; -inf, a row without keys,
+             * is pass 1's), a number exactly where the reference's is */
+            for (int c = 0; nf && c <= s->d; c++) {
+                if (c == s->d && isinf(lref) && lref < 0) break;
+                const double x = c < s->d ? elem_to_f32(s->dtype, orow[c]) : lse[rows[t]];
+                const double y = c < s->d ? out[c] : lref;
+                if (isfinite(x) == isfinite(y)) continue;
+                nf_bad++;
+                #pragma omp critical(check_nonfinite)
+                if (nf_first < 0 || rows[t] * (s->d + 1) + c < nf_first) {
+                    nf_first = rows[t] * (s->d + 1) + c;
+                    if (c < s->d)
+                        snprintf(nf_why, sizeof nf_why, "O[%d,%d,%d,%d] is %g where the float64 reference is %g",
+                                 b, h, i, c, x, y);
+                    else
+                        snprintf(nf_why, sizeof nf_why, "LSE[%d,%d,%d] is %g where the float64 reference is %g",
+                                 b, h, i, x, y);
+                }
+            }
             for (int c = 0; c < s->d; c++) {
                 double x = elem_to_f32(s->dtype, orow[c]);
+                if (!isfinite(out[c]) || (nf && !isfinite(x))) continue;   /* judged above */
                 double e = fabs(x - out[c]);
                 if (!(e <= max_abs)) max_abs = e;   /* NaN propagates as a huge error */
                 err2 += (x - out[c]) * (x - out[c]);
                 ref2 += out[c] * out[c];
             }
             double l = lse[rows[t]];
-            if (isfinite(lref)) {
+            if (isfinite(lref) && (!nf || isfinite(l))) {
                 double e = fabs(l - lref);
                 if (!(e <= lse_err)) lse_err = isnan(e) ? INFINITY : e;
                 lse2 += isfinite(e) ? e * e : INFINITY;
@@ -154,6 +192,7 @@ void check_output(const attn_shape *s, const uint16_t *q, const uint16_t *k, con
     if (isnan(r->rel_err)) r->rel_err = INFINITY;
     r->max_abs_err = max_abs;
     r->lse_err = lse_err;
+    r->bad_elems += nf_bad;
     r->lse_rms = lse_rows ? sqrt(lse2 / lse_rows) : 0.0;
     r->rmse = n > 0 ? sqrt(err2 / ((double)n * s->d)) : 0.0;
     if (isnan(r->rmse)) r->rmse = INFINITY;
@@ -162,7 +201,8 @@ void check_output(const attn_shape *s, const uint16_t *q, const uint16_t *k, con
     const int lse_rms_bad = s->dtype == ATTN_E4M3 && !(r->lse_rms <= CHECK_E4M3_LSE_RMS);
     r->pass = r->bad_elems == 0 && r->rel_err <= tol && lse_mismatch < 0 && !lse_rms_bad;
     if (!r->pass && !r->why[0]) {
-        if (r->rel_err > tol)
+        if (nf_bad) snprintf(r->why, sizeof r->why, "%s", nf_why);
+        else if (r->rel_err > tol)
             snprintf(r->why, sizeof r->why, "rel-L2 error of O %.3g > %.0e", r->rel_err, tol);
         else if (lse_mismatch < 0)
             snprintf(r->why, sizeof r->why, "root mean square of the LSE errors %.3g > %.0e", r->lse_rms,

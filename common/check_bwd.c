@@ -7,7 +7,9 @@
  *     reference works a (b, KV head) group at a time (dK and dV of a key need every row that sees
  *     it), so the sample is of whole groups: every group when the budget allows, else the last
  *     group, then the first, then random ones until the budget is spent. One group is always
- *     checked, whatever its cost (7 G N M d multiply-adds: ref_bwd_group_cost). */
+ *     checked, whatever its cost (7 G N M d multiply-adds: ref_bwd_group_cost).
+ * Non-finite inputs (inputs_nonfinite): every group is compared, and each gradient element must be
+ * NaN or Inf exactly where the reference's is (check.c says why NaN and Inf are not told apart). */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,7 +19,7 @@
 
 static const char *const grad_names[3] = {"dQ", "dK", "dV"};
 
-static long scan_grads(const attn_shape *s, const uint16_t *g[3], check_result *r)
+static long scan_grads(const attn_shape *s, const uint16_t *g[3], int nf, check_result *r)
 {
     long bad = 0;
     const long qrows = (long)s->B * s->Hq * s->N, krows = (long)s->B * s->Hkv * s->M;
@@ -34,7 +36,7 @@ static long scan_grads(const attn_shape *s, const uint16_t *g[3], check_result *
             }
             for (int c = 0; c < s->d; c++) {
                 const float x = elem_to_f32(s->dtype, g[w][row * s->d + c]);
-                if (isfinite(x) && (!zero || x == 0.0f)) continue;
+                if ((isfinite(x) || (nf && !zero)) && (!zero || x == 0.0f)) continue;
                 if (!bad++ && !r->why[0])
                     snprintf(r->why, sizeof r->why, !isfinite(x) ? "%s row %ld column %d is NaN/Inf (unwritten?)"
                              : w == 0 ? "%s row %ld column %d should be 0: the row sees no key"
@@ -55,13 +57,14 @@ void check_grads(const attn_shape *s, const uint16_t *q, const uint16_t *k, cons
     const int G = s->Hq / s->Hkv;
     const long groups = (long)s->B * s->Hkv;
     r->rows_total = (long)s->B * s->Hq * s->N;
-    r->bad_elems = scan_grads(s, g, r);
+    const int nf = inputs_nonfinite(s, q, k, v);
+    r->bad_elems = scan_grads(s, g, nf, r);
 
     /* the groups to compare: all, or the last, the first, then random ones within the budget */
     const double cost = ref_bwd_group_cost(s);
     long want = (long)(budget / cost);
     if (want < 1) want = 1;
-    if (want > groups) want = groups;
+    if (want > groups || nf) want = groups;
     long *list = malloc(sizeof(long) * want);
     unsigned char *taken = calloc((size_t)groups, 1);
     long n = 0;
@@ -101,6 +104,13 @@ void check_grads(const attn_shape *s, const uint16_t *q, const uint16_t *k, cons
         for (int w = 0; w < 3; w++)
             for (size_t e = 0; e < cnt[w]; e++) {
                 const double x = elem_to_f32(s->dtype, g[w][off[w] + e]), y = want_[w][e], d = fabs(x - y);
+                if (nf && isfinite(x) != isfinite(y)) {
+                    if (!r->bad_elems++ && !r->why[0])
+                        snprintf(r->why, sizeof r->why, "%s row %zu column %zu is %g where the float64 reference is %g",
+                                 grad_names[w], off[w] / s->d + e / s->d, e % s->d, x, y);
+                    continue;
+                }
+                if (nf && !isfinite(y)) continue;   /* the NaN or Inf reached this element, as it should */
                 if (!(d <= max_abs)) max_abs = isnan(d) ? INFINITY : d;
                 err2[w] += (x - y) * (x - y);
                 ref2[w] += y * y;

@@ -213,9 +213,11 @@ void cli_usage(const cli_opts *o, const char *prog, char *out, size_t n)
         "          --page-size P (a paged KV cache: pages of P keys, a multiple of 16 from 16 to 256, in a\n"
         "          random order behind a block table; default 0: contiguous; rungs other than 06 refuse it)\n");
     PUT("example:  %s\n", own && own->example ? own->example : EXAMPLE_SHAPE);
-    PUT("inputs:   --seed S (default %llu) --inputs normal|outlier|sparse-outlier (default normal; outlier:\n"
-        "          scores in the hundreds, which break an unsafe softmax; sparse-outlier: 0.1%% of the entries\n"
-        "          of Q, K and V from N(0, 10^2), FlashAttention-3's FP8 accuracy test)\n"
+    PUT("inputs:   --seed S (default %llu) --inputs normal|outlier|sparse-outlier|nonfinite-q|nonfinite-k|\n"
+        "          nonfinite-v (default normal; outlier: scores in the hundreds, which break an unsafe softmax;\n"
+        "          sparse-outlier: 0.1%% of the entries of Q, K and V from N(0, 10^2), FlashAttention-3's FP8\n"
+        "          accuracy test; nonfinite-x: a NaN and an Inf planted in x, which must reach the output as\n"
+        "          the float64 reference says)\n"
         "          --load DIR: q.npy, k.npy, v.npy as numpy saves them (np.save): float16 or float32, C order,\n"
         "          4-D, q [B, Hq, N, d], k and v [B, Hkv, M, d]; the files give the shape, so no shape flags\n"
         "          and no --seqlens with it\n", (unsigned long long)o->seed);
@@ -366,10 +368,9 @@ int cli_parse(int argc, char **argv, cli_opts *o, char *err, size_t n)
             o->seed = (uint64_t)x;
         }
         else if (!strcmp(f, "--inputs")) {
-            if (v && !strcmp(v, "normal")) o->input_mode = INPUT_NORMAL;
-            else if (v && !strcmp(v, "outlier")) o->input_mode = INPUT_OUTLIER;
-            else if (v && !strcmp(v, "sparse-outlier")) o->input_mode = INPUT_SPARSE_OUTLIER;
-            else return errf(err, n, "--inputs: expected normal, outlier or sparse-outlier, got '%s'", v ? v : "");
+            const int m = input_mode_parse(v);
+            if (m < 0) return errf(err, n, "--inputs: expected " INPUT_NAMES ", got '%s'", v ? v : "");
+            o->input_mode = m;
         }
         else if (!strcmp(f, "--warmups")) { if (parse_int(f, v, 0, 1000, &o->warmups, err, n)) return -1; }
         else if (!strcmp(f, "--runs")) { if (parse_int(f, v, 1, 100000, &o->runs, err, n)) return -1; }
@@ -542,10 +543,9 @@ int sweep_line(const char *line, const cli_opts *base, run_case *c, char *err, s
         *eq = 0;
         const char *k = tok[t], *v = eq + 1;
         if (!strcmp(k, "inputs")) {
-            if (!strcmp(v, "normal")) c->input_mode = INPUT_NORMAL;
-            else if (!strcmp(v, "outlier")) c->input_mode = INPUT_OUTLIER;
-            else if (!strcmp(v, "sparse-outlier")) c->input_mode = INPUT_SPARSE_OUTLIER;
-            else return errf(err, n, "sweep line: inputs=%s; expected normal, outlier or sparse-outlier", v);
+            const int m = input_mode_parse(v);
+            if (m < 0) return errf(err, n, "sweep line: inputs=%s; expected " INPUT_NAMES, v);
+            c->input_mode = m;
         } else if (!strcmp(k, "dtype")) {
             if (!strcmp(v, "f16")) s->dtype = ATTN_F16;
             else if (!strcmp(v, "bf16")) s->dtype = ATTN_BF16;

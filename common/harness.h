@@ -19,7 +19,14 @@ double rng_uniform(uint64_t seed, uint64_t stream, uint64_t i);   /* in [0, 1) *
 typedef struct rng_stream { uint64_t seed, stream, i; } rng_stream;
 uint64_t rng_next(rng_stream *r);
 
-enum { INPUT_NORMAL = 0, INPUT_OUTLIER = 1, INPUT_SPARSE_OUTLIER = 2 };
+enum { INPUT_NORMAL = 0, INPUT_OUTLIER = 1, INPUT_SPARSE_OUTLIER = 2, INPUT_NONFINITE_Q = 3, INPUT_NONFINITE_K = 4,
+       INPUT_NONFINITE_V = 5, INPUT_MODES = 6 };
+
+/* The modes' names as --inputs and a sweep line's inputs= take them ("normal", "outlier", ...):
+ * input_mode_parse returns the mode or -1; INPUT_NAMES lists them for a message. */
+int input_mode_parse(const char *name);
+const char *input_mode_name(int mode);
+#define INPUT_NAMES "normal, outlier, sparse-outlier, nonfinite-q, nonfinite-k or nonfinite-v"
 
 /* Fill n elements of `t` with sigma * N(0,1) from stream `stream`. */
 void fill_normal(uint16_t *dst, size_t n, attn_dtype t, uint64_t seed, uint64_t stream, double sigma);
@@ -27,7 +34,8 @@ void fill_normal(uint16_t *dst, size_t n, attn_dtype t, uint64_t seed, uint64_t 
 /* Q, K, V for a shape: N(0,1) entries; `outlier` draws Q and K with sigma 10, so that scaled
  * scores reach the hundreds and exp() overflows even in float32 without the max subtracted;
  * `sparse-outlier` draws 0.1% of the entries of Q, K and V (each independently) with sigma 10, the
- * rest N(0,1): FlashAttention-3's test of FP8 quantization. */
+ * rest N(0,1): FlashAttention-3's test of FP8 quantization. `nonfinite-q|k|v`: normal, then a NaN
+ * and an infinity planted in Q, K or V (inputs.c says where): how NaN and Inf propagate. */
 void make_inputs(const attn_shape *s, uint64_t seed, int mode, uint16_t *q, uint16_t *k, uint16_t *v);
 
 /* dO for the backward pass (rung 08): N(0,1) entries, [B,Hq,N,d], a stream of its own. */
@@ -136,6 +144,10 @@ void check_output(const attn_shape *s, const uint16_t *q, const uint16_t *k, con
                   const uint16_t *o, const float *lse, double budget, uint64_t seed,
                   check_result *r);
 
+/* Whether Q, K or V hold a NaN or an infinity: the checks then ask for NaN or Inf in exactly the
+ * elements where the float64 reference has them, on every row (check.c). */
+int inputs_nonfinite(const attn_shape *s, const uint16_t *q, const uint16_t *k, const uint16_t *v);
+
 /* ---------------------------------------------------------------- check_bwd.c */
 
 /* Compare a backward rung's dQ, dK, dV (host copies, storage type) with ref_bwd.c's, under the
@@ -157,7 +169,7 @@ typedef struct cli_opts {
     int *seqlens;              /* explicit --seqlens list (B entries), or NULL */
     char seqlen_dist[16];      /* --seqlen-dist, "" if none */
     uint64_t seed;
-    int input_mode;            /* INPUT_NORMAL, INPUT_OUTLIER or INPUT_SPARSE_OUTLIER */
+    int input_mode;            /* INPUT_NORMAL, ... (input_mode_parse) */
     int warmups;               /* 3 */
     int runs;                  /* 0: automatic (>= 20, fewer only for slow runs, never < 3) */
     int check;                 /* 1: compare with the reference */
@@ -210,7 +222,7 @@ int shape_validate(const attn_shape *s, char *err, size_t err_len);
 /* One shape to run, as a sweep line (or the command line) gives it. */
 typedef struct run_case {
     attn_shape shape;
-    int input_mode;            /* INPUT_NORMAL, INPUT_OUTLIER or INPUT_SPARSE_OUTLIER */
+    int input_mode;            /* INPUT_NORMAL, ... (input_mode_parse) */
     int *seqlens;              /* per-request KV lengths (shape.seqlens_k points here), or NULL */
     char dist[16];             /* the distribution they were drawn from (dist=, --seqlen-dist), or "" */
     char model[RUN_MODEL_MAX]; /* the model(s) whose attention shape this is (model=), or "" */

@@ -54,6 +54,38 @@ static void fill_sparse_outlier(uint16_t *dst, size_t n, attn_dtype t, uint64_t 
     }
 }
 
+static const char *const input_names[INPUT_MODES] = {"normal", "outlier", "sparse-outlier", "nonfinite-q",
+                                                     "nonfinite-k", "nonfinite-v"};
+
+int input_mode_parse(const char *name)
+{
+    for (int m = 0; name && m < INPUT_MODES; m++)
+        if (!strcmp(name, input_names[m])) return m;
+    return -1;
+}
+
+const char *input_mode_name(int mode) { return mode >= 0 && mode < INPUT_MODES ? input_names[mode] : "?"; }
+
+/* nonfinite-q|k|v: a NaN in the first (b, head) pair and an infinity in the last, where every row that
+ * sees any key meets them: in Q the last query row (it sees every key, causal or not); in K and V
+ * key 0. Q: NaN in column 0, +Inf in column d - 1 (scores of +-Inf: a NaN row). K: NaN in column 0
+ * (every row of the head NaN), +Inf in column d - 1 (score +Inf for a row whose q[d - 1] > 0: a NaN
+ * row; -Inf where q[d - 1] < 0: key 0 weighs 0, the row stays a number). V: NaN in column 0 and -Inf
+ * in column d - 1 (that column of every row of the head). */
+static void plant_nonfinite(const attn_shape *s, int mode, uint16_t *q, uint16_t *k, uint16_t *v)
+{
+    const size_t d = (size_t)s->d;
+    const uint16_t nan = f32_to_elem(s->dtype, NAN);
+    if (mode == INPUT_NONFINITE_Q) {
+        q[(size_t)(s->N - 1) * d] = nan;
+        q[(((size_t)s->B * s->Hq - 1) * s->N + s->N - 1) * d + d - 1] = f32_to_elem(s->dtype, INFINITY);
+    } else {
+        uint16_t *t = mode == INPUT_NONFINITE_K ? k : v;
+        t[0] = nan;
+        t[((size_t)s->B * s->Hkv - 1) * s->M * d + d - 1] = f32_to_elem(s->dtype, mode == INPUT_NONFINITE_K ? INFINITY : -INFINITY);
+    }
+}
+
 void make_inputs(const attn_shape *s, uint64_t seed, int mode, uint16_t *q, uint16_t *k, uint16_t *v)
 {
     if (mode == INPUT_SPARSE_OUTLIER) {
@@ -66,6 +98,7 @@ void make_inputs(const attn_shape *s, uint64_t seed, int mode, uint16_t *q, uint
     fill_normal(q, attn_q_elems(s), s->dtype, seed, 1, qk_sigma);
     fill_normal(k, attn_kv_elems(s), s->dtype, seed, 2, qk_sigma);
     fill_normal(v, attn_kv_elems(s), s->dtype, seed, 3, 1.0);
+    if (mode >= INPUT_NONFINITE_Q) plant_nonfinite(s, mode, q, k, v);
 }
 
 void make_grad_input(const attn_shape *s, uint64_t seed, uint16_t *dout)

@@ -42,8 +42,7 @@ void report_extra(const report_row *row, const run_case *c, const char *flush, c
     /* a rung with prepare() (07g's quantize): ms is the attention kernel's; these the rest */
     if (row->timed && row->timed_prep)
         add(out, n, &k, "quant_ms=%.6f;total_ms=%.6f;", row->t_prep.ms_median, row->t_total.ms_median);
-    if (c->input_mode == INPUT_OUTLIER) add(out, n, &k, "inputs=outlier;");
-    if (c->input_mode == INPUT_SPARSE_OUTLIER) add(out, n, &k, "inputs=sparse-outlier;");
+    if (c->input_mode != INPUT_NORMAL) add(out, n, &k, "inputs=%s;", input_mode_name(c->input_mode));
     if (s->page_size) add(out, n, &k, "page=%d;", s->page_size);   /* a paged KV cache, as on the sweep line */
     if (r && r->describe && k + 1 < n) {
         r->describe(s, env, out + k, n - k);

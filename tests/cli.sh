@@ -31,7 +31,7 @@ expect "unknown flag"         2 "unknown argument '--bogus'" -- "$base" --bogus
 expect "missing value"        2 "--csv: expected a value"    -- "$base" --csv
 expect "head dim too big"     2 "--d: 4096 is out of range"  -- "$base" --d 4096
 expect "bad dtype"            2 "--dtype: expected f16, bf16 or e4m3" -- "$base" --dtype fp8
-expect "bad inputs mode"      2 "--inputs: expected normal, outlier or sparse-outlier" -- "$base" --inputs zeros
+expect "bad inputs mode"      2 "--inputs: expected normal, outlier, sparse-outlier, nonfinite-q" -- "$base" --inputs zeros
 expect "fp8 flag without e4m3" 2 "--fp8-scale: it sets how --dtype e4m3 quantizes" -- "$base" --fp8-scale tensor
 expect "bad fp8-hadamard"     2 "--fp8-hadamard: expected on or off, got 'no'" -- "$base" --dtype e4m3 --fp8-hadamard no
 expect "seqlens count"        2 "--seqlens: 2 lengths given for --b 3" -- "$base" --b 3 --seqlens 4,5

@@ -28,8 +28,9 @@ static attn_shape shape(int B, int Hq, int Hkv, int N, int M, int d, int causal,
     return s;
 }
 
-/* Random inputs, and O / LSE from ref_row rounded to the storage type: what a perfect rung writes. */
-static bufs make(attn_shape s, uint64_t seed)
+/* Random inputs (`mode`), and O / LSE from ref_row rounded to the storage type: what a perfect rung
+ * writes. */
+static bufs make_mode(attn_shape s, uint64_t seed, int mode)
 {
     bufs x;
     x.s = s;
@@ -38,7 +39,7 @@ static bufs make(attn_shape s, uint64_t seed)
     x.rows = attn_lse_elems(&s);
     x.q = malloc(x.nq * 2); x.k = malloc(x.nkv * 2); x.v = malloc(x.nkv * 2);
     x.o = malloc(x.nq * 2); x.lse = malloc(x.rows * sizeof(float));
-    make_inputs(&s, seed, INPUT_NORMAL, x.q, x.k, x.v);
+    make_inputs(&s, seed, mode, x.q, x.k, x.v);
     double *out = malloc(sizeof(double) * s.d), *scratch = malloc(sizeof(double) * s.M);
     for (int b = 0; b < s.B; b++)
         for (int h = 0; h < s.Hq; h++)
@@ -51,6 +52,8 @@ static bufs make(attn_shape s, uint64_t seed)
     free(scratch);
     return x;
 }
+
+static bufs make(attn_shape s, uint64_t seed) { return make_mode(s, seed, INPUT_NORMAL); }
 
 static void release(bufs *x) { free(x->q); free(x->k); free(x->v); free(x->o); free(x->lse); }
 
@@ -246,6 +249,64 @@ static void check_bf16_tolerance(void)
     release(&x);
 }
 
+static long count_nonfinite(attn_dtype t, const uint16_t *x, size_t n, int want_nan)
+{
+    long c = 0;
+    for (size_t e = 0; e < n; e++) {
+        const float f = elem_to_f32(t, x[e]);
+        c += want_nan ? isnan(f) != 0 : isinf(f) != 0;
+    }
+    return c;
+}
+
+/* --inputs nonfinite-q|k|v: one NaN and one Inf in the tensor named, none elsewhere; the check asks
+ * for NaN or Inf exactly where the reference has them, compares every row whatever the budget, and
+ * fails a lost NaN, a stray NaN and a finite LSE where the reference's is NaN. */
+static void check_nonfinite(void)
+{
+    for (int mode = INPUT_NONFINITE_Q; mode <= INPUT_NONFINITE_V; mode++)
+        for (int causal = 0; causal < 2; causal++) {
+            bufs x = make_mode(shape(2, 4, 2, 6, 9, 16, causal, ATTN_F16), 3, mode);
+            const uint16_t *t = mode == INPUT_NONFINITE_Q ? x.q : mode == INPUT_NONFINITE_K ? x.k : x.v;
+            const size_t nt = mode == INPUT_NONFINITE_Q ? x.nq : x.nkv;
+            EXPECT_MSG(count_nonfinite(ATTN_F16, t, nt, 1) == 1 && count_nonfinite(ATTN_F16, t, nt, 0) == 1,
+                       "mode %d: %ld NaN, %ld Inf", mode, count_nonfinite(ATTN_F16, t, nt, 1), count_nonfinite(ATTN_F16, t, nt, 0));
+            EXPECT(inputs_nonfinite(&x.s, x.q, x.k, x.v) == 1);
+            long nan_o = 0, fin_o = 0, nan_lse = 0;
+            for (size_t e = 0; e < x.nq; e++) isfinite(f16_to_f32(x.o[e])) ? fin_o++ : nan_o++;
+            for (size_t e = 0; e < x.rows; e++) nan_lse += !isfinite(x.lse[e]);
+            EXPECT_MSG(nan_o > 0 && fin_o > 0, "mode %d causal %d: %ld non-finite, %ld finite", mode, causal, nan_o, fin_o);
+            EXPECT(mode == INPUT_NONFINITE_V ? nan_lse == 0 : nan_lse > 0);   /* V does not reach the LSE */
+            check_result r = run(&x, 1.0);                 /* a budget of nothing: every row all the same */
+            EXPECT_MSG(r.pass == 1, "mode %d causal %d: %s", mode, causal, r.why);
+            EXPECT(r.rows_checked == (long)x.rows && r.sampled == 0 && r.bad_elems == 0);
+
+            size_t lost = 0, stray = 0;                    /* the first non-finite element, the first finite */
+            while (isfinite(f16_to_f32(x.o[lost]))) lost++;
+            while (!isfinite(f16_to_f32(x.o[stray]))) stray++;
+            const uint16_t keep = x.o[lost];
+            x.o[lost] = f32_to_f16(0.5f);                  /* the NaN did not reach this element */
+            r = run(&x, BUDGET);
+            EXPECT_MSG(!r.pass && r.bad_elems == 1 && strstr(r.why, "where the float64 reference is"), "%s", r.why);
+            x.o[lost] = keep;
+            x.o[stray] = 0x7e00;                           /* a NaN where the reference is a number */
+            r = run(&x, BUDGET);
+            EXPECT_MSG(!r.pass && r.bad_elems == 1 && strstr(r.why, "is nan where the float64 reference is"), "%s", r.why);
+            x.o[stray] = f32_to_f16(f16_to_f32(x.o[stray + 1 < x.nq ? stray + 1 : 0]) + 1.0f);
+            r = run(&x, BUDGET);                           /* and a number that is wrong still fails on rel-L2 */
+            EXPECT(!r.pass);
+            release(&x);
+            if (mode == INPUT_NONFINITE_V) continue;
+            x = make_mode(shape(2, 4, 2, 6, 9, 16, causal, ATTN_F16), 3, mode);
+            size_t row = 0;
+            while (isfinite(x.lse[row])) row++;
+            x.lse[row] = 1.0f;                             /* a finite LSE where the reference's is NaN */
+            r = run(&x, BUDGET);
+            EXPECT_MSG(!r.pass && strstr(r.why, "LSE["), "%s", r.why);
+            release(&x);
+        }
+}
+
 const test_case TESTS_check[] = {
     {"check: outputs from ref_row (rounded to f16) pass, every row checked", check_reference_passes},
     {"check: a NaN/Inf in O fails with bad_elems and O[b,h,i,c]; all-NaN counts every element", check_catches_nan},
@@ -255,5 +316,6 @@ const test_case TESTS_check[] = {
     {"check: sampled rows on a large shape; the NaN scan still covers all rows", check_sampled},
     {"check: a sample never claims more rows than it compared (decode shape, tight budget)", check_sample_claims},
     {"check: bf16 uses its 1e-2 tolerance", check_bf16_tolerance},
+    {"check: nonfinite-q|k|v inputs: NaN/Inf exactly where the reference has them, every row", check_nonfinite},
     {NULL, NULL},
 };

@@ -101,7 +101,7 @@ static void cli_rejects_bad_enums(void)
     expect_refused("--dtype fp8", "--dtype: expected f16, bf16 or e4m3, got 'fp8'");
     expect_refused("--dtype F16", "--dtype: expected f16, bf16 or e4m3");
     expect_refused("--dtype", "--dtype: expected f16, bf16 or e4m3, got ''");
-    expect_refused("--inputs zeros", "--inputs: expected normal, outlier or sparse-outlier, got 'zeros'");
+    expect_refused("--inputs zeros", "--inputs: expected " INPUT_NAMES ", got 'zeros'");
     /* the FP8 step's flags: their values, and only with --dtype e4m3 (or a sweep, for its e4m3 lines) */
     expect_refused("--dtype e4m3 --fp8-scale row", "--fp8-scale: expected block or tensor, got 'row'");
     expect_refused("--dtype e4m3 --fp8-hadamard yes", "--fp8-hadamard: expected on or off, got 'yes'");
@@ -160,6 +160,8 @@ static void cli_good_arguments(void)
     EXPECT(o.seed == 42 && o.input_mode == INPUT_OUTLIER && o.check == 0 && o.runs == 5 && o.warmups == 0);
     EXPECT(parse("--dtype e4m3 --inputs sparse-outlier", &o, err, sizeof err) == 0);
     EXPECT(o.shape.dtype == ATTN_E4M3 && o.input_mode == INPUT_SPARSE_OUTLIER);
+    EXPECT(parse("--inputs nonfinite-k", &o, err, sizeof err) == 0 && o.input_mode == INPUT_NONFINITE_K);
+    EXPECT(parse("--inputs nonfinite", &o, err, sizeof err) == -1 && strstr(err, "got 'nonfinite'"));
     EXPECT(o.fp8_per_tensor == 0 && o.fp8_no_hadamard == 0);      /* block scales and the Hadamard map */
     EXPECT(parse("--dtype e4m3 --fp8-scale tensor --fp8-hadamard off", &o, err, sizeof err) == 0);
     EXPECT(o.fp8_per_tensor == 1 && o.fp8_no_hadamard == 1);
@@ -261,6 +263,12 @@ static void sweep_lines(void)
     EXPECT(rc == 1 && s->dtype == ATTN_F16 && c.input_mode == INPUT_NORMAL);
     rc = sweep_line("1 2 2 8 8 64 0 dtype=e4m3 inputs=sparse-outlier", &base, &c, err, sizeof err);
     EXPECT(rc == 1 && s->dtype == ATTN_E4M3 && c.input_mode == INPUT_SPARSE_OUTLIER);
+    for (int m = INPUT_NONFINITE_Q; m <= INPUT_NONFINITE_V; m++) {
+        char line[64];
+        snprintf(line, sizeof line, "1 2 2 8 8 64 1 inputs=%s", input_mode_name(m));
+        rc = sweep_line(line, &base, &c, err, sizeof err);
+        EXPECT_MSG(rc == 1 && c.input_mode == m && input_mode_parse(input_mode_name(m)) == m, "%s: %s", line, err);
+    }
     rc = sweep_line("1 2 2 8 8 64 0 dtype=fp8", &base, &c, err, sizeof err);
     EXPECT(rc == -1 && strstr(err, "dtype=fp8; expected f16, bf16 or e4m3"));
     base.shape.dtype = ATTN_F16;

@@ -264,6 +264,52 @@ static void check_grads_rules(void)
     free(q); free(g); free(k); free(v); free(dq); free(dk); free(dv);
 }
 
+/* Non-finite inputs: the reference's gradients pass, NaN where the reference's are and numbers
+ * elsewhere (nonfinite-v: dQ and dK NaN, dV numbers); a NaN made a number, or a number made NaN,
+ * fails and is named. */
+static void check_grads_nonfinite(void)
+{
+    attn_shape s = bshape(2, 4, 2, 5, 7, 8, 1, 0.35f);
+    const size_t qn = attn_q_elems(&s), kn = attn_kv_elems(&s);
+    uint16_t *q = malloc(2 * qn), *g = malloc(2 * qn), *k = malloc(2 * kn), *v = malloc(2 * kn);
+    uint16_t *dq = malloc(2 * qn), *dk = malloc(2 * kn), *dv = malloc(2 * kn);
+    make_inputs(&s, 32, INPUT_NONFINITE_V, q, k, v);
+    make_grad_input(&s, 32, g);
+    ref_bwd_out r;
+    EXPECT(ref_bwd_alloc(&s, &r) == 0);
+    const int G = 2;
+    for (int b = 0; b < s.B; b++)
+        for (int kvh = 0; kvh < s.Hkv; kvh++) {
+            ref_bwd_group(&s, q, k, v, g, b, kvh, &r);
+            const size_t q0 = ((size_t)b * s.Hq + (size_t)kvh * G) * s.N * s.d, k0 = ((size_t)b * s.Hkv + kvh) * s.M * s.d;
+            for (size_t e = 0; e < (size_t)G * s.N * s.d; e++) dq[q0 + e] = f32_to_f16((float)r.dq[e]);
+            for (size_t e = 0; e < (size_t)s.M * s.d; e++) {
+                dk[k0 + e] = f32_to_f16((float)r.dk[e]);
+                dv[k0 + e] = f32_to_f16((float)r.dv[e]);
+            }
+        }
+    ref_bwd_free(&r);
+    long nan_dq = 0, nan_dv = 0;
+    for (size_t e = 0; e < qn; e++) nan_dq += !isfinite(f16_to_f32(dq[e]));
+    for (size_t e = 0; e < kn; e++) nan_dv += !isfinite(f16_to_f32(dv[e]));
+    EXPECT_MSG(nan_dq > 0 && nan_dq < (long)qn && nan_dv == 0, "%ld of %zu dQ non-finite, %ld dV", nan_dq, qn, nan_dv);
+    check_result c;
+    double rel[3];
+    check_grads(&s, q, k, v, g, dq, dk, dv, 1.0, 1, &c, rel);   /* every group, whatever the budget */
+    EXPECT_MSG(c.pass && !c.sampled && c.rows_checked == c.rows_total, "%s", c.why);
+    size_t e = 0;
+    while (isfinite(f16_to_f32(dq[e]))) e++;
+    const uint16_t keep = dq[e];
+    dq[e] = f32_to_f16(0.25f);
+    check_grads(&s, q, k, v, g, dq, dk, dv, 1e12, 1, &c, rel);
+    EXPECT_MSG(!c.pass && strstr(c.why, "dQ") && strstr(c.why, "where the float64 reference is nan"), "%s", c.why);
+    dq[e] = keep;
+    dv[3] = 0x7e00;
+    check_grads(&s, q, k, v, g, dq, dk, dv, 1e12, 1, &c, rel);
+    EXPECT_MSG(!c.pass && strstr(c.why, "dV"), "%s", c.why);
+    free(q); free(g); free(k); free(v); free(dq); free(dk); free(dv);
+}
+
 const test_case TESTS_ref_bwd[] = {
     {"ref_bwd: dQ dK dV = finite differences of sum(dO o O), not causal, N<M", fd_full},
     {"ref_bwd: finite differences, causal N<M and N=M", fd_causal},
@@ -273,5 +319,6 @@ const test_case TESTS_ref_bwd[] = {
     {"ref_bwd: sum of dV = sum of dO over seeing rows; equal keys give dQ=0", known_sums},
     {"ref_bwd: forward part = ref_row's O and LSE (f16 bf16, GQA, B=2, both masks)", forward_matches_ref},
     {"check_grads: rounded reference passes; NaN, nonzero empty-row dQ, dK +1% fail; one group at least", check_grads_rules},
+    {"check_grads: nonfinite-v: NaN exactly where the reference has it, every group", check_grads_nonfinite},
     {NULL, NULL},
 };

@@ -233,6 +233,9 @@ def not_run(c):
     if c["page"]:
         return ("unsupported: a paged KV cache (page=%d): SDPA reads K and V contiguous; not run "
                 "(a contiguous line of the same shape has the peers' number)" % c["page"])
+    if c["inputs"].startswith("nonfinite"):
+        return ("unsupported: inputs=%s is the rungs' check that NaN and Inf propagate; the peers are "
+                "timed on numbers; not run" % c["inputs"])
     if c["varlen"]:
         return "unsupported: per-request KV lengths (%s=): SDPA takes one KV length for the batch; not run" % c["varlen"]
     if causal and N != M:
