@@ -289,7 +289,7 @@ fa2_kernel(const T *__restrict__ Q, const T *__restrict__ K, const T *__restrict
                     pack2_t<T>(o[mt][dt][2 * hi] * inv, o[mt][dt][2 * hi + 1] * inv);
             }
             if (t == 0 && q0 + r < N)
-                LSE[((size_t)b * Hq + h) * N + q0 + r] = l > 0.0f ? (m_run[mt][hi] + log2f(l)) * LN2 : -INFINITY;
+                LSE[((size_t)b * Hq + h) * N + q0 + r] = l == 0.0f ? -INFINITY : (m_run[mt][hi] + log2f(l)) * LN2;
         }
     }
     __syncwarp();

@@ -193,7 +193,7 @@ fa2_wmma_kernel(const T *__restrict__ Q, const T *__restrict__ K, const T *__res
         T *orow = O + (((size_t)b * Hq + h) * N + row) * dg;
         for (int c = 2 * lane; c < dg; c += 64)
             *reinterpret_cast<uint32_t *>(orow + c) = pack2_t<T>(sO[r * L::OLD + c] * inv, sO[r * L::OLD + c + 1] * inv);
-        if (lane == 0) LSE[((size_t)b * Hq + h) * N + row] = l > 0.0f ? sm[r] + logf(l) : -INFINITY;
+        if (lane == 0) LSE[((size_t)b * Hq + h) * N + row] = l == 0.0f ? -INFINITY : sm[r] + logf(l);
     }
 }
 

@@ -30,12 +30,15 @@
 #endif
 
 /* {m, d} of the n partial LSEs, max first (two passes, no rescaling); {-inf, 0} when every one is
- * -inf or n < 1. md_lse of it is the row's LSE. */
+ * -inf or n < 1, d NaN when a partial's LSE is NaN (fmaxf skips it). md_lse of it is the row's LSE. */
 COMBINE_FN md_t combine_state(const float *lse, int n)
 {
     md_t s = md_identity();
     for (int c = 0; c < n; c++) s.m = fmaxf(s.m, lse[c]);
-    if (s.m == -INFINITY) return s;
+    if (s.m == -INFINITY) {
+        for (int c = 0; c < n; c++) s.d += lse[c] == -INFINITY ? 0.0f : lse[c];   /* 0, or NaN */
+        return s;
+    }
     for (int c = 0; c < n; c++) s.d += expf(lse[c] - s.m);   /* exp(-inf) = 0: a masked piece */
     return s;                                                /* d >= 1: the largest term is 1 */
 }

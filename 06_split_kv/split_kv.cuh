@@ -342,7 +342,7 @@ split_kv_kernel(sk_params p, sk_plan plan, sk_pages pg)
             const float inv = l > 0.0f ? 1.0f / l : 0.0f;
 #pragma unroll
             for (int w = 0; w < SK_WARPS; w++) sM[w * RG + r] = f[w] * inv;
-            M::put_lse(p, plan, out, r, l > 0.0f ? (m + log2f(l)) * LN2 : -INFINITY);   /* after its reads of sL */
+            M::put_lse(p, plan, out, r, l == 0.0f ? -INFINITY : (m + log2f(l)) * LN2);   /* after its reads of sL */
         }
         __syncthreads();
         constexpr int CG = D / 4;             /* float4 groups per row */

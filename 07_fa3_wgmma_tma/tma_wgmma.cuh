@@ -263,10 +263,11 @@ static __device__ __forceinline__ void f3_product_pv(f3_rows<T> &r, const uint32
     wgmma_fence_regs(r.o);
 }
 
-/* A row's LSE (natural log) from its m (log2 units, scale included) and l; -inf where it saw no key. */
+/* A row's LSE (natural log) from its m (log2 units, scale included) and l; -inf where it saw no key
+ * (l = 0), NaN where a NaN reached it (l NaN, m maybe -inf: fmaxf skips NaN scores). */
 static __device__ __forceinline__ float f3_lse(float m, float l)
 {
-    return m != -INFINITY ? (m + log2f(l)) * LN2 : -INFINITY;
+    return l == 0.0f ? -INFINITY : (m + log2f(l)) * LN2;
 }
 
 /* l summed over the row's quad; O / l and the LSE written from the registers (not past N or d). */

@@ -8,8 +8,9 @@
  *     when that is affordable, else on a stated sample.
  * Inputs that hold a NaN or an infinity (--inputs nonfinite-*, or a loaded file) change question 1:
  * an element of O or LSE must be NaN or Inf exactly where the float64 reference's is (the NaN or Inf
- * reached it, as in PyTorch's scaled_dot_product_attention), and a number everywhere else; NaN and
- * Inf are not told apart (0 x Inf is NaN, and a weight that underflows in float but not in double
+ * reached it, as in PyTorch's scaled_dot_product_attention), and a number everywhere else (an LSE
+ * the NaN reached: NaN or +inf, not -inf, which says the row saw no key); NaN and Inf are not told
+ * apart (0 x Inf is NaN, and a weight that underflows in float but not in double
  * turns the reference's Inf into our NaN). Every row is then compared, whatever the budget. */
 #include <math.h>
 #include <stdio.h>
@@ -145,12 +146,13 @@ void check_output(const attn_shape *s, const uint16_t *q, const uint16_t *k, con
             double lref = ref_row(s, q, k, v, b, h, i, out, scratch);
             const uint16_t *orow = o + rows[t] * s->d;
             /* non-finite inputs: each element of O, and the LSE (column d; -inf, a row without keys,
-             * is pass 1's), a number exactly where the reference's is */
+             * is pass 1's), a number exactly where the reference's is; an LSE the NaN reached is NaN,
+             * not the -inf that says the row saw no key (rung 08 would read it so) */
             for (int c = 0; nf && c <= s->d; c++) {
                 if (c == s->d && isinf(lref) && lref < 0) break;
                 const double x = c < s->d ? elem_to_f32(s->dtype, orow[c]) : lse[rows[t]];
                 const double y = c < s->d ? out[c] : lref;
-                if (isfinite(x) == isfinite(y)) continue;
+                if (isfinite(x) == isfinite(y) && !(c == s->d && x == -INFINITY)) continue;
                 nf_bad++;
                 #pragma omp critical(check_nonfinite)
                 if (nf_first < 0 || rows[t] * (s->d + 1) + c < nf_first) {

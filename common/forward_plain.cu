@@ -62,8 +62,8 @@ forward_plain_kernel(const uint16_t *Q, const uint16_t *K, const uint16_t *V, ui
         }
 #pragma unroll
         for (int off = 16; off > 0; off /= 2) acc += __shfl_xor_sync(0xffffffffu, acc, off);
-        const float s = acc * scale, m_new = fmaxf(m, s);
-        const float alpha = expf(m - m_new), p = expf(s - m_new);   /* m = -inf at first: alpha = 0 */
+        const float s = acc * scale, m_new = fmaxf(m, s), off = m_new == -INFINITY ? 0.0f : m_new;
+        const float alpha = expf(m - off), p = expf(s - off);   /* off: no exp(-inf - -inf) = NaN */
         l = l * alpha + p;
 #pragma unroll
         for (int t = 0; t < FP_MAXC; t++) {
@@ -78,7 +78,7 @@ forward_plain_kernel(const uint16_t *Q, const uint16_t *K, const uint16_t *V, ui
         const int c = lane + 32 * t;
         if (c < d) O[row * d + c] = fp_store(o[t] * inv, bf16);
     }
-    if (lane == 0) LSE[row] = l > 0.0f ? m + logf(l) : -INFINITY;
+    if (lane == 0) LSE[row] = l == 0.0f ? -INFINITY : m + logf(l);   /* NaN where a NaN reached the row */
 }
 
 const char *forward_plain(const attn_shape *s, const void *q, const void *k, const void *v, void *o,

@@ -303,6 +303,9 @@ static void check_nonfinite(void)
             x.lse[row] = 1.0f;                             /* a finite LSE where the reference's is NaN */
             r = run(&x, BUDGET);
             EXPECT_MSG(!r.pass && strstr(r.why, "LSE["), "%s", r.why);
+            x.lse[row] = -INFINITY;                        /* "saw no key": rung 08 would drop the row */
+            r = run(&x, BUDGET);
+            EXPECT_MSG(!r.pass && strstr(r.why, "is -inf where the float64 reference is"), "%s", r.why);
             release(&x);
         }
 }

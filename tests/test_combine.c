@@ -145,6 +145,9 @@ static void combine_by_hand(void)
     L = combine_weights(io, 3, io);
     EXPECT_NEAR(L, log(4.0), 1e-6);
     EXPECT(fabsf(io[0] - 0.25f) < 1e-6f && fabsf(io[1] - 0.75f) < 1e-6f && io[2] == 0.0f);
+    /* a NaN partial (a NaN reached that piece) makes the LSE NaN, with or without finite pieces */
+    const float nan1[3] = {0.0f, NAN, -INFINITY}, nan2[2] = {NAN, -INFINITY};
+    EXPECT(isnan(combine_lse(nan1, 3)) && isnan(combine_lse(nan2, 2)));
 }
 
 const test_case TESTS_combine[] = {

@@ -193,11 +193,35 @@ static void md_halves_equal_one_pass(void)
     EXPECT_NEAR(sum, 1.0, 1e-5);
 }
 
+/* A NaN or +inf score reaches d and the LSE whatever the order it is merged in, even into the
+ * identity (fmaxf skips NaN, so m alone would lose it); -inf scores stay the identity. */
+static void md_nonfinite(void)
+{
+    const float xs[4] = {1.0f, NAN, -2.0f, INFINITY};
+    for (int bad = 1; bad <= 3; bad += 2)
+        for (int first = 0; first < 4; first++) {
+            md_t s = md_identity();
+            for (int t = 0; t < 4; t++) {
+                const int j = (first + t) % 4;
+                if (j == 1 || j == 3) { if (j == bad) s = md_merge(s, md_of(xs[j])); }
+                else s = md_merge(s, md_of(xs[j]));
+            }
+            EXPECT_MSG(isnan(s.d) && isnan(md_lse(s)), "score %g merged from %d: d %g lse %g", xs[bad], first, s.d,
+                       md_lse(s));
+        }
+    md_t s = md_merge(md_of(NAN), md_identity());
+    EXPECT(isnan(s.d) && isnan(md_lse(s)));
+    s = md_merge(md_identity(), md_merge(md_of(-INFINITY), md_of(-INFINITY)));
+    EXPECT(s.d == 0.0f && md_lse(s) == -INFINITY);
+    EXPECT(md_of(3.0f).d == 1.0f && md_of(-1e30f).d == 1.0f);
+}
+
 const test_case TESTS_md[] = {
     {"md: {-inf,0} is the identity; identity (+) identity has d = 0, no NaN", md_identity_laws},
     {"md: worked stream 3,2,5,1 -> m=5, d=e^-2+e^-3+1+e^-4, lse", md_worked_stream},
     {"md: large-magnitude scores do not overflow", md_large_scores},
     {"md: merge order and tree shape do not change {m, d}", md_order_independent},
     {"md: merging two halves equals one pass", md_halves_equal_one_pass},
+    {"md: a NaN or +inf score makes d and the LSE NaN in any order; -inf stays the identity", md_nonfinite},
     {NULL, NULL},
 };
