@@ -248,8 +248,13 @@ static __device__ __forceinline__ void f3_product_pv(f3_rows<T> &r, const uint32
     wgmma_wait<0>();
     wgmma_fence_regs(r.o);
 }
+
 /* A row's LSE (natural log) from its m (log2 units, scale included) and l; -inf where it saw no key. */
-static __device__ __forceinline__ float f3_lse(float m, float l) { return m != -INFINITY ? (m + log2f(l)) * LN2 : -INFINITY; }
+static __device__ __forceinline__ float f3_lse(float m, float l)
+{
+    return m != -INFINITY ? (m + log2f(l)) * LN2 : -INFINITY;
+}
+
 /* l summed over the row's quad; O / l and the LSE written from the registers (not past N or d). */
 template <class T>
 static __device__ __forceinline__ void f3_store(const f3_rows<T> &r, int row0, int bh, const f3_params &p)

@@ -53,10 +53,7 @@ static __device__ __forceinline__ void mbar_wait(uint64_t *bar, uint32_t parity)
 }
 
 /* ---- the tensor-memory accelerator (TMA): one thread copies a box of a tensor ---------------- */
-static __device__ __forceinline__ void tma_prefetch_map(const void *map)
-{
-    asm volatile("prefetch.tensormap [%0];" :: "l"(map) : "memory");
-}
+static __device__ __forceinline__ void tma_prefetch_map(const void *m) { asm volatile("prefetch.tensormap [%0];" :: "l"(m) : "memory"); }
 /* The box at coordinates (c0, c1, c2) of a 3-D tensor map into shared memory at dst; the bytes are
  * counted on bar. Coordinates past the tensor's end read as zeros. */
 static __device__ __forceinline__ void tma_load_3d(void *dst, const void *map, uint64_t *bar, int c0, int c1, int c2)
@@ -117,9 +114,7 @@ static __device__ __forceinline__ void wgmma_fence_regs(float (&d)[n])
 #pragma unroll
     for (int i = 0; i < n; i++) asm volatile("" : "+f"(d[i]) :: "memory");
 }
-
-/* ---- registers -------------------------------------------------------------------------------- */
-/* This warpgroup's register budget becomes n per thread (a multiple of 8, 24..256). */
+/* setmaxnreg: this warpgroup's register budget becomes n per thread (a multiple of 8, 24..256). */
 template <int n>
 static __device__ __forceinline__ void setmaxnreg_inc(void) { asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;" :: "n"(n)); }
 template <int n>
