@@ -1,6 +1,5 @@
-/* Rung 07, the 16-bit steps 07a-07f: each step's file, included in step order (lazy_rescale.cuh
- * includes the ones before it), and the host code that picks a tile, builds the tensor maps and
- * launches. 07g is fp8.cu. */
+/* Rung 07, the 16-bit steps 07a-07f (lazy_rescale.cuh includes the steps before it in order), and
+ * the host code that picks a tile, builds the tensor maps and launches. 07g is fp8.cu. */
 #include <stdio.h>
 #include "../common/check_cuda.h"
 #include "../common/tensor_map.h"
@@ -8,7 +7,6 @@
 #include "lazy_rescale.cuh"
 
 enum { F3_07A, F3_07B, F3_07C, F3_07D, F3_07E, F3_07F };
-
 /* The kernel of a step for a tile T: 07a's own, or 07b's skeleton with the step's loop and schedule. */
 template <class T>
 static f3_kernel_fn f3_kernel_of(int var)
@@ -31,16 +29,14 @@ static void f3_fill(f3_variant *v, int var, int bf16)
     *v = (f3_variant){bf16 ? f3_kernel_of<B>(var) : f3_kernel_of<H>(var), H::smem, H::BR, H::BC,
                       128 * (var == F3_07A ? H::CW : H::CW + 1), H::DK, var >= F3_07E};
 }
-
 /* The rows rule of the tile table: three consumers unless 192-row blocks cover more than 5% more
  * rows than 128-row ones (N = 512 and 1024: 12.5% more), where the third consumer's empty rows cost
- * more than it brings. NOTES.md has the measurements behind it. */
+ * more than it brings (NOTES.md, "The tile table"). */
 int f3_three_consumers(int n)
 {
     const int rows3 = (n + 191) / 192 * 192, rows2 = (n + 127) / 128 * 128;
     return 20 * rows3 <= 21 * rows2;
 }
-
 /* The tile of a shape: d rounded up to the next DK of the table. At d = 128 the wide 176-key tile
  * when not causal and a row sees at least 16 of them (below that its partial last tile and longer
  * fill cost more than it saves); at d = 64 and 96 three consumers by the rows rule. */
@@ -70,11 +66,9 @@ static int f3_unsupported(const attn_shape *s, const attn_env *env, char *why, s
     else return 0;
     return 1;
 }
-
-/* O, m and l live in registers; 07e on: the causal schedule's counters (the next tile, blocks done). */
+/* O, m and l live in registers; 07e on: the causal schedule's two counters (persistent.cuh). */
 static size_t f3_workspace(const attn_shape *, const attn_env *) { return 0; }
 static size_t f3_workspace_07e(const attn_shape *, const attn_env *) { return 2 * sizeof(int); }
-
 /* 07e's L2 sections: the query heads whose K and V (together) fit in 32 MB of L2 (the H100's is 50
  * MB), rounded down to a power of two KV heads, times the query heads per KV head. */
 static int f3_section(const attn_shape *s)
@@ -86,7 +80,6 @@ static int f3_section(const attn_shape *s)
 }
 
 static tensor_map_cache maps;   /* Q, K, V, O, rebuilt when the buffers or the shape change */
-
 static const char *f3_run(const attn_args *a, cudaStream_t st, int var)
 {
     const attn_shape *s = &a->shape;
@@ -105,7 +98,6 @@ static const char *f3_run(const attn_args *a, cudaStream_t st, int var)
     }
     return f3_launch(a, st, v, maps.m);
 }
-
 /* 07a-07d: one block per work tile; 07e on: one per SM, and the workspace's counters zeroed once. */
 const char *f3_launch(const attn_args *a, cudaStream_t st, const f3_variant &v, const CUtensorMap *m)
 {
@@ -127,63 +119,46 @@ const char *f3_launch(const attn_args *a, cudaStream_t st, const f3_variant &v, 
     RUNG_LAUNCHED(fa3_kernel);
     return NULL;
 }
-
-static const char *run_07a(const attn_args *a, cudaStream_t st) { return f3_run(a, st, F3_07A); }
-static const char *run_07b(const attn_args *a, cudaStream_t st) { return f3_run(a, st, F3_07B); }
-static const char *run_07c(const attn_args *a, cudaStream_t st) { return f3_run(a, st, F3_07C); }
-static const char *run_07d(const attn_args *a, cudaStream_t st) { return f3_run(a, st, F3_07D); }
-static const char *run_07e(const attn_args *a, cudaStream_t st) { return f3_run(a, st, F3_07E); }
-static const char *run_07f(const attn_args *a, cudaStream_t st) { return f3_run(a, st, F3_07F); }
-
+template <int VAR>
+static const char *f3_run_step(const attn_args *a, cudaStream_t st) { return f3_run(a, st, VAR); }
 /* The tile a shape ran in, for the CSV's extra field. */
-static void f3_describe(const attn_shape *s, const attn_env *env, char *buf, size_t len)
+static void f3_describe(const attn_shape *s, const attn_env *, char *buf, size_t len)
 {
     f3_variant v;
-    (void)env;
     if (f3_pick(s, F3_07A, &v)) snprintf(buf, len, "tile=%dx%d;dk=%d", v.br, v.bc, v.dk);
     else if (len) buf[0] = '\0';
 }
 
 static const rung rung_07a = {
-    "07a", "fa3: TMA + wgmma",
-    "Hopper: K/V tiles by TMA on mbarriers, S = Q K^T and O += P V on wgmma (P from registers); "
-    "two warpgroups, no overlap of the products yet",
-    f3_unsupported, f3_workspace, run_07a, f3_describe, NULL,
+    "07a", "fa3: TMA + wgmma", "Hopper: K/V tiles by TMA on mbarriers, S = Q K^T and O += P V on wgmma "
+    "(P from registers); two warpgroups, no overlap of the products yet",
+    f3_unsupported, f3_workspace, f3_run_step<F3_07A>, f3_describe, NULL,
 };
-
 static const rung rung_07b = {
-    "07b", "fa3: warp-specialized",
-    "07a + a producer warpgroup issues the TMA copies into rings of full/empty mbarriers (K and V "
-    "apart); two consumer warpgroups compute; setmaxnreg gives the registers to the consumers",
-    f3_unsupported, f3_workspace, run_07b, f3_describe, NULL,
+    "07b", "fa3: warp-specialized", "07a + a producer warpgroup issues the TMA copies into rings of full/empty "
+    "mbarriers (K and V apart); two consumer warpgroups compute; setmaxnreg gives the registers to the consumers",
+    f3_unsupported, f3_workspace, f3_run_step<F3_07B>, f3_describe, NULL,
 };
-
 static const rung rung_07c = {
-    "07c", "fa3: ping-pong",
-    "07b + the two consumer warpgroups take turns on the tensor cores (named barriers): one's "
-    "softmax runs under the other's P V and Q K^T",
-    f3_unsupported, f3_workspace, run_07c, f3_describe, NULL,
+    "07c", "fa3: ping-pong", "07b + the two consumer warpgroups take turns on the tensor cores (named barriers): "
+    "one's softmax runs under the other's P V and Q K^T",
+    f3_unsupported, f3_workspace, f3_run_step<F3_07C>, f3_describe, NULL,
 };
-
 static const rung rung_07d = {
-    "07d", "fa3: ping-pong + intra-warpgroup overlap",
-    "07c + inside each consumer, the softmax of tile j runs while the tensor cores do P V of tile "
-    "j - 1 (FlashAttention-3's kernel; the wait pinned after the softmax in the machine code)",
-    f3_unsupported, f3_workspace, run_07d, f3_describe, NULL,
+    "07d", "fa3: ping-pong + intra-warpgroup overlap", "07c + inside each consumer, the softmax of tile j runs "
+    "while the tensor cores do P V of tile j - 1 (FlashAttention-3's kernel; the wait pinned after the softmax "
+    "in the machine code)",
+    f3_unsupported, f3_workspace, f3_run_step<F3_07D>, f3_describe, NULL,
 };
-
 static const rung rung_07e = {
-    "07e", "fa3: persistent",
-    "07d + one block per SM walks the work tiles (longest first when causal, heads in L2-sized "
-    "sections); Q and K of the next tile load under this one; O leaves through shared memory by TMA",
-    f3_unsupported, f3_workspace_07e, run_07e, f3_describe, NULL,
+    "07e", "fa3: persistent", "07d + one block per SM walks the work tiles (longest first when causal, heads in "
+    "L2-sized sections); Q and K of the next tile load under this one; O leaves through shared memory by TMA",
+    f3_unsupported, f3_workspace_07e, f3_run_step<F3_07E>, f3_describe, NULL,
 };
-
 static const rung rung_07f = {
-    "07f", "fa3: lazy rescale",
-    "07e + O is rescaled only when a row's max has grown by more than 2^8 since the max its "
-    "exponentials use (FlashAttention-4): the decision per warp, so it does not diverge",
-    f3_unsupported, f3_workspace_07e, run_07f, f3_describe, NULL,
+    "07f", "fa3: lazy rescale", "07e + O is rescaled only when a row's max has grown by more than 2^8 since the "
+    "max its exponentials use (FlashAttention-4): the decision per warp, so it does not diverge",
+    f3_unsupported, f3_workspace_07e, f3_run_step<F3_07F>, f3_describe, NULL,
 };
 
 extern "C" const rung *const rung_variants[] = {&rung_07a, &rung_07b, &rung_07c, &rung_07d, &rung_07e,

@@ -5,19 +5,16 @@
  *
  *   consumer:  [S1 PV0] wait S1 | softmax1 (under PV0) | wait PV0, P1, rescale O | [S2 PV1] ...
  *
- * The pin (f3_wait_pv). ptxas lifts wgmma.wait_group (an instruction without operands) to the top of
- * its basic block, above the softmax, and the overlap would be gone from the machine code. A warp
- * vote on the bits of both rows' l (written by the last exponentials) and a branch to a trap end
- * the block after the softmax; the branch is never taken (l is never the bits 0xffffffff) but ptxas
- * cannot know it. tests/sass_overlap.sh checks the machine code. Pinned where the turns are (d <=
- * 128): beyond, O and S in flight leave too few registers and ptxas serialises the wgmmas (C7512).
  * At d > 128 there are no turns (as in FlashAttention-3), and O is rescaled between the two issues. */
 #ifndef INTRA_OVERLAP_CUH
 #define INTRA_OVERLAP_CUH
 
 #include "ping_pong.cuh"
 
-/* The wait for P V of tile j - 1 once tile j's softmax is done; PIN: pinned there. */
+/* The wait for P V of tile j - 1 once tile j's softmax is done. PIN: ptxas lifts wgmma.wait_group (no
+ * operands) to the top of its basic block, above the softmax; a warp vote on the bits of both rows' l
+ * (the last exponentials') and a branch to a trap end the block there; the branch is never taken (l
+ * is never the bits 0xffffffff), which ptxas cannot know. tests/sass_overlap.sh checks it. */
 template <class T, bool PIN>
 static __device__ __forceinline__ void f3_wait_pv(const f3_rows<T> &r)
 {
@@ -29,19 +26,11 @@ static __device__ __forceinline__ void f3_wait_pv(const f3_rows<T> &r)
 template <class T, class K>
 struct f3_loop_ov {
     static constexpr bool TURNS = T::DK <= 128, EARLY = !TURNS;   /* EARLY: O rescaled between the two issues */
-    static constexpr bool PIN = TURNS;            /* beyond, O and S in flight leave the softmax too few registers */
-
+    static constexpr bool PIN = TURNS;  /* beyond, O and S in flight leave too few registers: ptxas serialises (C7512) */
     /* The turns run across the work tiles: the first consumer takes the first one, and the last turn
      * passed to it is waited for, so that every arrival is matched. */
-    static __device__ __forceinline__ void enter(int cw)
-    {
-        if (TURNS && cw == T::CW - 1) pp_pass_turn<T::CW>(cw);
-    }
-    static __device__ __forceinline__ void leave(int cw)
-    {
-        if (TURNS && cw == 0) pp_wait_turn<T::CW>(cw);
-    }
-
+    static __device__ __forceinline__ void enter(int cw) { if (TURNS && cw == T::CW - 1) pp_pass_turn<T::CW>(cw); }
+    static __device__ __forceinline__ void leave(int cw) { if (TURNS && cw == 0) pp_wait_turn<T::CW>(cw); }
     static __device__ __forceinline__ void run(f3_rows<T> &r, const f3_cons<T> &c, const f3_params &p)
     {
         float s[T::BC / 2], alpha[2];

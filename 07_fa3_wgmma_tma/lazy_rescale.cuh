@@ -9,9 +9,7 @@
 #include "persistent.cuh"
 
 #define F3_LAZY 8.0f   /* log2 of the largest P value a kept maximum allows */
-
-/* The warp keeps its rows' maxima while no row of it grew by more than 2^F3_LAZY. A row that has
- * seen no key (m = -inf) takes its first finite max at once. */
+/* A row that has seen no key (m = -inf) takes its first finite max at once. */
 struct f3_lazy {
     static __device__ __forceinline__ bool keep(const float (&m_old)[2], const float (&m_new)[2])
     {

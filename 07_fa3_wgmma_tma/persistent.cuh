@@ -4,66 +4,49 @@
  *   producer   Q(k) K0 V- K1 V0 ... | Q(k+1) K0 | store O(k) | V0 K1 ...
  *   consumers  ... last P V(k) | O(k) -> shared | S0(k+1) softmax ...
  *
- * - The order (f3_tile_of, f3_next_tile): not causal, block b takes tiles b, b + G, ... (a head's
- *   query blocks together, sharing K and V in L2); causal, longest first from an atomic counter,
- *   within sections of heads whose K and V fit in 32 MB of L2 (f3_section, fa3.cu).
- * - Q of the next tile loads once the consumers' last S of this one is done (Q empty).
- * - O leaves through shared memory: the consumers write it in TMA's layout (over V stages where it
- *   has no space of its own) and the producer stores it by TMA before the V load that would
- *   overwrite it. */
+ * The order is f3_tile_of's. O leaves through shared memory: the consumers write it in TMA's layout
+ * (f3_o_stage: where) and the producer stores it by TMA before the V load that would overwrite it. */
 #ifndef PERSISTENT_CUH
 #define PERSISTENT_CUH
 
 #include "intra_overlap.cuh"
 
-/* The schedule's two mbarriers (warp_specialized.cuh's F3_SCHED): O staged, O's space free again. */
+/* The schedule's two mbarriers (warp_specialized.cuh's F3_SCHED): O staged, O's space free again;
+ * the named barrier of the consumers before they stage O over V (ids 1-3 are 07c's turns). */
 enum { F3_OFULL = F3_SCHED, F3_OEMPTY };
-
-/* The named barrier of the consumers before they stage O over V (ids 1-3 are 07c's turns). */
 enum { F3_EPILOGUE = 4 };
-
 /* The producer's note of a work tile whose O is staged, or about to be, and not yet stored. */
 typedef struct f3_pending {
     int k, m0, bh;                               /* k < 0: none */
     uint32_t it_next;                            /* the K/V tiles gone through when the tile ended */
 } f3_pending;
-
-/* Work tile t of the schedule: its query block and head. */
+/* Work tile t's query block and head. Not causal: block b takes tiles b, b + G, ... (f3_next_tile),
+ * a head's query blocks together, sharing K and V in L2; causal: longest first from an atomic
+ * counter, within sections of heads whose K and V fit in L2 (f3_section, fa3.cu). */
 static __device__ __forceinline__ void f3_tile_of(const f3_params &p, int t, int *mb, int *bh)
 {
-    if (!p.causal) {                           /* as 07d's grid: the query blocks of a head one after another */
-        *bh = t / p.n_mblocks;
-        *mb = t % p.n_mblocks;
-        return;
-    }
+    if (!p.causal) { *bh = t / p.n_mblocks; *mb = t % p.n_mblocks; return; }   /* as 07d's grid */
     const int per_sec = p.sec * p.n_mblocks, first = t / per_sec * p.sec, rem = t % per_sec;
     const int heads = min(p.sec, p.n_bh - first);                       /* the last section may be short */
     *bh = first + rem % heads;
     *mb = p.n_mblocks - 1 - rem / heads;                                /* longest first */
 }
-
-/* The block's work tile after t: G on (not causal), or the next one nobody has taken yet (causal). */
+/* The block's work tile after t (G blocks). */
 static __device__ __forceinline__ int f3_next_tile(const f3_params &p, int t)
 {
     return p.causal ? atomicAdd(&p.sched[0], 1) + (int)gridDim.x : t + (int)gridDim.x;
 }
-
 /* Causal: the last block to finish puts the counter back to 0 for the next launch (every block has
  * taken its last tile number by then: it counts itself done after). */
 static __device__ __forceinline__ void f3_schedule_done(const f3_params &p)
 {
     if (!p.causal) return;
     __threadfence();
-    if (atomicAdd(&p.sched[1], 1) == (int)gridDim.x - 1) {
-        p.sched[0] = 0;
-        p.sched[1] = 0;
-    }
+    if (atomicAdd(&p.sched[1], 1) == (int)gridDim.x - 1) { p.sched[0] = 0; p.sched[1] = 0; }
 }
-
 /* Where the consumers stage a work tile's O: in space of its own (O_SEP), else over the V stage the
  * next work tile fills last of its first STAGES (so that its first V loads need not wait for the
- * store), or over all of them when O needs them all. it_next: the K/V tiles the block has gone
- * through when the work tile ends. */
+ * store), or over all of them when O needs them all. */
 template <class T>
 static __device__ __forceinline__ __half *f3_o_stage(const f3_smem<T> &sm, uint32_t it_next)
 {
@@ -94,8 +77,7 @@ struct f3_persistent {
         return __shfl_sync(0xffffffffu, lead ? f3_next_tile(p, t) : 0, 0);
     }
 
-    /* The producer stores the pending O once the consumers have staged it (its first lane: one TMA
-     * copy per 64 columns), and hands the staging space back once TMA has read it. */
+    /* The pending O out once the consumers have staged it; its space back once TMA has read it. */
     static __device__ __forceinline__ void store_o(const f3_smem<T> &sm, const CUtensorMap *to, pending &o)
     {
         if (o.k < 0) return;
@@ -134,10 +116,8 @@ struct f3_persistent {
             f3_schedule_done(p);
         }
     }
-
-    /* A consumer's part of O / l into the staging layout (Q's: 64-column chunks, 128B swizzled), and
-     * its rows' LSE. Over V stages, both consumers' last P V must be done first; the previous
-     * tile's O must have left. */
+    /* A consumer's part of O / l into the staging layout (Q's), and its rows' LSE. Over V stages,
+     * every consumer's last P V must be done first; the previous tile's O must have left. */
     static __device__ __forceinline__ void epilogue(const f3_rows<T> &r, const f3_cons<T> &c, const f3_params &p, int k)
     {
         uint64_t *bar = c.sm.bar();
@@ -165,5 +145,4 @@ struct f3_persistent {
         mbar_arrive(&bar[F3_OFULL]);
     }
 };
-
 #endif

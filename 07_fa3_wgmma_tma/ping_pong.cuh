@@ -11,10 +11,9 @@
 
 #include "warp_specialized.cuh"
 
-/* Consumer cw (of CW) waits for its turn on its own barrier, 1 + cw; passes the turn to the next
- * consumer, (cw + 1) % CW, by arriving on that one's. With three consumers (d = 64) the turn goes
- * round: a consumer cannot arrive twice on a barrier before its owner has waited on it, since its
- * own next turn comes only after the owner's. */
+/* Consumer cw waits for its turn on its own barrier, 1 + cw, and passes it on by arriving on the next
+ * one's. With three consumers the turn goes round: a consumer cannot arrive twice on a barrier
+ * before its owner has waited on it, since its own next turn comes only after the owner's. */
 template <int CW>
 static __device__ __forceinline__ void pp_wait_turn(int cw)
 {
@@ -25,9 +24,7 @@ static __device__ __forceinline__ void pp_pass_turn(int cw)
 {
     if (cw == CW - 1) bar_arrive<1, 256>(); else if (cw == 0) bar_arrive<2, 256>(); else bar_arrive<3, 256>();
 }
-
-/* One product section for K/V tile i: O += P V of tile i - 1 (PV), then S = Q K^T of tile i (S),
- * issued back to back in the consumer's turn and committed as one group, then waited for. */
+/* One product section for K/V tile i, in the consumer's turn: P V of tile i - 1, S of tile i. */
 template <class T, bool PV, bool S>
 static __device__ __forceinline__ void pp_section(f3_rows<T> &r, float (&s)[T::BC / 2],
                                                   const uint32_t (&pa)[T::PK][4], const f3_cons<T> &c,
@@ -48,7 +45,6 @@ static __device__ __forceinline__ void pp_section(f3_rows<T> &r, float (&s)[T::B
     if (PV) f3_release<T>(c.ring.empty_v, i - 1);
     if (S) f3_release<T>(c.ring.empty_k, i);
 }
-
 /* 07c's loop: a product section per K/V tile, the softmax of the tile between two sections. */
 template <class T>
 struct f3_loop_pp {

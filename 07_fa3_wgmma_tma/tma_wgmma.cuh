@@ -4,10 +4,8 @@
  * on an mbarrier (no cp.async); TMA's 128B swizzle replaces 05c's own.
  *
  * Grid (ceil(N / BR), B * Hq). Block: CW warpgroups, 64 query rows each; warp w owns rows
- * [16 w, 16 w + 16), those of wgmma's m64 accumulators. Shared memory (1024-aligned, swizzled in
- * chunks of 64 columns): Q, STAGES K tiles, STAGES V tiles, the mbarriers. Per K/V tile: wait for
- * its stage; S = Q K^T; masks and online softmax on the accumulators; P, packed in registers, is
- * wgmma's A for O += P V; a block barrier, and thread 0 refills the stage. */
+ * [16 w, 16 w + 16), those of wgmma's m64 accumulators. Shared memory (f3_smem): Q, STAGES K tiles,
+ * STAGES V tiles, the mbarriers; thread 0 refills a stage after a block barrier. */
 #ifndef TMA_WGMMA_CUH
 #define TMA_WGMMA_CUH
 
@@ -22,7 +20,6 @@
 #define F3_SMEM_MAX (227 * 1024)  /* the most shared memory a block may have on an H100 or H200 */
 #define LOG2E 1.4426950408889634f
 #define LN2 0.6931471805599453f
-
 typedef struct f3_params {
     void *o;
     float *lse;
@@ -43,21 +40,15 @@ static __device__ __forceinline__ uint32_t pack2(float lo, float hi)
         return pack_half2(lo, hi);
     }
 }
-
 /* What a tile's softmax multiplies by: S into log2 units (sl2), an offset of the exponents (lr), a
  * factor of their sums (ir). A tile with scaled operands folds its descales in (07g). */
-typedef struct f3_factors {
-    float sl2, lr, ir;
-} f3_factors;
-
-/* The tile table, the sizes per head dim in one place. d runs in the tile of the next DK in {64, 96,
- * 128, 192, 256}; TMA zero-fills the columns from d up. BC: keys per K/V tile, the most that leaves
- * two stages (FlashAttention-3's: 128 up to d = 128, 112, 80), WIDE 176 at d = 128 not causal. CW:
- * consumer warpgroups; three (192 rows) at d = 64 and 96 where the rows allow it (f3_pick), since
- * the softmax weighs more at small d; each then has 160 registers, not 240, and at d = 96 BC = 96.
- * STAGES: as many as fit, at most 3. O_SEP: 07e stages O in space of its own where it fits (else
- * O_STAGES of the V stages). The members are the pieces of a tile step that depend on how the
- * operands are stored: the copies, the two products, P's packing (07g has its own tile). */
+typedef struct f3_factors { float sl2, lr, ir; } f3_factors;
+/* The tile table, the sizes per head dim in one place. d runs in the tile of the next DK; TMA
+ * zero-fills the columns from d up. BC: keys per K/V tile, the most that leaves two stages (as
+ * FlashAttention-3's), WIDE at d = 128 not causal. CW: consumer warpgroups, three at d = 64 and 96
+ * where the rows allow it (f3_pick), since the softmax weighs more at small d. O_SEP: 07e stages O
+ * in space of its own where it fits (else over O_STAGES of the V stages). The members are what of a
+ * tile step depends on how the operands are stored (07g has its own tile). */
 template <int DK_, bool WIDE, int CW_, bool BF16_>
 struct f3_tile {
     static constexpr bool BF16 = BF16_;
@@ -132,13 +123,11 @@ struct f3_tile {
     static __device__ __forceinline__ void tile_begin(R &, const C &, const f3_params &, int) {}   /* no per-tile data */
 };
 
-/* A warpgroup's 64 rows in registers: O (element 4b + {0, 1}, + {2, 3} for row0 + 8, is column
- * 8b + 2c + {0, 1}, c = lane % 4), and m and l of this thread's rows row0 and row0 + 8. */
+/* A warpgroup's 64 rows: O in wgmma's accumulator layout (hopper.cuh), m and l of row0, row0 + 8. */
 template <class T>
 struct f3_rows : T::scales {
     float o[T::DV / 2], m[2], l[2];
 };
-
 /* A block's shared memory, 1024-aligned: Q, the K stages, the V stages, 07e's O (O_SEP), the mbarriers. */
 template <class T>
 struct f3_smem {
@@ -156,7 +145,6 @@ struct f3_smem {
         return reinterpret_cast<uint64_t *>(base + T::q_bytes + 2 * T::STAGES * T::kv_bytes + (T::O_SEP ? T::o_bytes : 0));
     }
 };
-
 /* The copies of Q and of K or V tile j, their bytes announced on bar. */
 template <class T>
 static __device__ __forceinline__ void f3_load_q(const f3_smem<T> &sm, const CUtensorMap *tq, uint64_t *bar, int m0, int bh)
@@ -182,7 +170,6 @@ static __device__ __forceinline__ void f3_rescale(f3_rows<T> &r, const float (&a
         r.o[i + 3] *= alpha[1];
     }
 }
-
 /* Whether a warp keeps its old maxima: never, as FlashAttention has it (07f's f3_lazy may). */
 struct f3_rescale_always {
     static __device__ __forceinline__ bool keep(const float (&)[2], const float (&)[2]) { return false; }
@@ -250,7 +237,6 @@ static __device__ __forceinline__ void f3_product_s(float (&s)[T::BC / 2], uint3
     wgmma_wait<0>();
     wgmma_fence_regs(s);
 }
-
 /* O += P V of one tile, issued and waited for. */
 template <class T>
 static __device__ __forceinline__ void f3_product_pv(f3_rows<T> &r, const uint32_t (&pa)[T::PK][4], uint32_t v_base)
@@ -292,7 +278,6 @@ static __device__ __forceinline__ void f3_store(const f3_rows<T> &r, int row0, i
         if (c == 0) p.lse[(size_t)bh * p.N + row] = f3_lse(r.m[hi], l);
     }
 }
-
 /* The K/V tiles a block of br rows at m0 reads: up to the keys its last row sees (bottom-right). */
 static __device__ __forceinline__ int f3_tiles(const f3_params &p, int m0, int br, int bc)
 {
@@ -315,7 +300,6 @@ fa3_kernel(const __grid_constant__ CUtensorMap tq, const __grid_constant__ CUten
     const int kvp = b * p.Hkv + h / (p.Hq / p.Hkv);                     /* K/V plane */
     const int m0 = blockIdx.x * T::BR, n_tiles = f3_tiles(p, m0, T::BR, T::BC);
     (void)to;
-
     if (threadIdx.x == 0) {
         tma_prefetch_map(&tq); tma_prefetch_map(&tk); tma_prefetch_map(&tv);
         mbar_init(qfull, 1);

@@ -1,27 +1,21 @@
 /* Step 07b: warp specialization. 07a + one change in roles: a producer warpgroup only issues the
- * TMA copies; the consumer warpgroups only compute. Each stage gets two mbarriers, "full" (TMA
- * completes it) and "empty" (each consumer arrives when done with the tile), in a ring for K and one
- * for V, so S starts before V lands and K goes back as soon as S is done. No block barrier: a
- * consumer that is ahead goes on. setmaxnreg moves registers to the consumers (24 + 2 x 240).
+ * TMA copies; the consumer warpgroups only compute. Each stage gets a "full" mbarrier (TMA completes
+ * it) and an "empty" one (each consumer arrives when done), in a ring for K and one for V, so S
+ * starts before V lands and K goes back as soon as S is done. No block barrier: a consumer that is
+ * ahead goes on. setmaxnreg moves registers to the consumers.
  *
- * This is the skeleton every later step runs in (fa3_ws_kernel). It takes two policies as types:
- * L, the consumer's loop over a work tile's K/V tiles (f3_loop_ws here; 07c's, 07d's), and S, where
- * work tiles come from and how O leaves (f3_grid here: blockIdx's tile; 07e's f3_persistent). */
+ * The skeleton every later step runs in (fa3_ws_kernel) takes two policies as types: L, the
+ * consumer's loop over a work tile's K/V tiles, and S, where work tiles come from and how O leaves. */
 #ifndef WARP_SPECIALIZED_CUH
 #define WARP_SPECIALIZED_CUH
 
 #include "tma_wgmma.cuh"
 
-/* The mbarriers of a block, by place: Q full (TMA) and empty (the consumers are done with it), two
- * for the schedule's own use (F3_SCHED), the work-tile slot full and empty, then per stage K full,
- * V full, K empty, V empty. */
+/* The mbarriers of a block, by place: Q full and empty, two for the schedule's own use (F3_SCHED),
+ * the work-tile slot full and empty, then per stage K full, V full, K empty, V empty. */
 enum { F3_QFULL = 0, F3_QEMPTY, F3_SCHED, F3_SFULL = F3_SCHED + 2, F3_SEMPTY, F3_RING };
-
 /* One work tile: BR query rows of one head (m0, bh), its K/V plane and the K/V tiles it sees. */
-typedef struct f3_work {
-    int m0, bh, kvp, n;
-} f3_work;
-
+typedef struct f3_work { int m0, bh, kvp, n; } f3_work;
 template <class T>
 static __device__ __forceinline__ f3_work f3_work_of(const f3_params &p, int mb, int bh)
 {
@@ -33,17 +27,15 @@ static __device__ __forceinline__ f3_work f3_work_of(const f3_params &p, int mb,
     w.n = f3_tiles(p, w.m0, T::BR, T::BC);
     return w;
 }
-
 /* The slot in which the producer tells the consumers their next work tile, after the barriers. */
 template <class T>
 static __device__ __forceinline__ int *f3_slot(const f3_smem<T> &sm)
 {
     return reinterpret_cast<int *>(sm.bar() + F3_RING + 4 * T::STAGES);
 }
-
 /* The K and V rings. Both sides count the K/V tiles the block has gone through, over all its work
- * tiles: tile number i is in stage i % STAGES, that stage's (i / STAGES)-th use, so it is there
- * when the stage's full barrier has completed phase (i / STAGES) & 1. */
+ * tiles: tile i is in stage i % STAGES, there once that stage's full barrier completes phase
+ * (i / STAGES) & 1. */
 template <class T>
 struct f3_ring {
     uint64_t *full_k, *full_v, *empty_k, *empty_v;
@@ -51,23 +43,16 @@ struct f3_ring {
         : full_k(bar + F3_RING), full_v(bar + F3_RING + T::STAGES), empty_k(bar + F3_RING + 2 * T::STAGES),
           empty_v(bar + F3_RING + 3 * T::STAGES) {}
 };
-
 template <class T>
-static __device__ __forceinline__ void f3_wait(uint64_t *full, uint32_t i)
-{
-    mbar_wait(&full[i % T::STAGES], (i / T::STAGES) & 1);
-}
-
+static __device__ __forceinline__ void f3_wait(uint64_t *full, uint32_t i) { mbar_wait(&full[i % T::STAGES], (i / T::STAGES) & 1); }
 /* A consumer warpgroup hands tile i's stage back once its wgmmas on it are waited for. */
 template <class T>
 static __device__ __forceinline__ void f3_release(uint64_t *empty, uint32_t i)
 {
     if (threadIdx.x % 128 == 0) mbar_arrive(&empty[i % T::STAGES]);
 }
-
-/* What a consumer warpgroup's loop knows of its work tile: its 64 rows of Q in shared memory, the
- * K/V tiles the block went through before this work tile (it0), the tile's first row, this
- * thread's first row, the number of K/V tiles, which consumer it is and the head. */
+/* What a consumer warpgroup's loop knows of its work tile: q, its 64 rows of Q; it0, the K/V tiles
+ * the block went through before this work tile. */
 template <class T>
 struct f3_cons {
     f3_smem<T> sm;
@@ -75,24 +60,13 @@ struct f3_cons {
     uint32_t q, it0;
     int m0, row0, n, cw, bh;
 };
-
 template <class T>
-static __device__ __forceinline__ uint32_t f3_k_addr(const f3_cons<T> &c, uint32_t i)
-{
-    return smem_addr(c.sm.k(i % T::STAGES));
-}
+static __device__ __forceinline__ uint32_t f3_k_addr(const f3_cons<T> &c, uint32_t i) { return smem_addr(c.sm.k(i % T::STAGES)); }
 template <class T>
-static __device__ __forceinline__ uint32_t f3_v_addr(const f3_cons<T> &c, uint32_t i)
-{
-    return smem_addr(c.sm.v(i % T::STAGES));
-}
-
+static __device__ __forceinline__ uint32_t f3_v_addr(const f3_cons<T> &c, uint32_t i) { return smem_addr(c.sm.v(i % T::STAGES)); }
 /* The warpgroup's last S of the work tile is done: Q's shared memory may take the next one. */
 template <class T>
-static __device__ __forceinline__ void f3_q_done(const f3_cons<T> &c)
-{
-    if (threadIdx.x % 128 == 0) mbar_arrive(&c.sm.bar()[F3_QEMPTY]);
-}
+static __device__ __forceinline__ void f3_q_done(const f3_cons<T> &c) { if (threadIdx.x % 128 == 0) mbar_arrive(&c.sm.bar()[F3_QEMPTY]); }
 
 /* 07b's loop: each K/V tile one product after the other, S, softmax, P V; K released after S, V
  * after P V. */
@@ -120,8 +94,7 @@ struct f3_loop_ws {
 };
 
 /* 07b's schedule: one work tile per block, blockIdx's; O and the LSE written from the registers. The
- * producer's hooks (none here): the state of an O on its way out, before a V load, after a work tile,
- * at the end. */
+ * producer's hooks (none here): an O on its way out, before a V load, after a work tile, at the end. */
 template <class T>
 struct f3_grid {
     struct pending {};
@@ -138,14 +111,11 @@ struct f3_grid {
     }
 };
 
-/* The producer (one warp; its first lane issues the copies) walks the block's work tiles as the
- * schedule S hands them out. For each it writes the tile into the slot that the consumers read
- * (F3_SFULL: its lane 0 arrives once it has written; F3_SEMPTY: each consumer thread arrives once it
- * has read, so every read is ordered before the next write), then loads K of tile j and V of tile
- * j - 1 in turn (the order in which 07d's consumers use them), each into the next stage of its ring
- * once the consumers have released it, and Q right after the first K, once the consumers' last S of
- * the last work tile is done, so that the first K does not wait behind that S. When no tile is left
- * it writes -1 into the slot. */
+/* The producer (one warp; its first lane issues the copies) walks the work tiles S hands out. It
+ * writes each into the slot (F3_SEMPTY: every consumer thread has read the last, so each read comes
+ * before the next write; -1: none left), then loads K of tile j and V of tile j - 1 in turn (the
+ * order 07d's consumers use them), each once its stage is released, and Q right after the first K,
+ * so that K does not wait behind the consumers' last S of the last work tile. */
 template <class T, class S>
 static __device__ __forceinline__ void f3_produce(const f3_smem<T> &sm, const CUtensorMap *tq, const CUtensorMap *tk,
                                                   const CUtensorMap *tv, const CUtensorMap *to, const f3_params &p)
@@ -192,8 +162,7 @@ static __device__ __forceinline__ void f3_produce(const f3_smem<T> &sm, const CU
     S::finish(sm, to, o, p, lead);
 }
 
-/* A consumer warpgroup: per work tile, wait for Q and read which tile it is; fresh O, m and l; the
- * step's loop over the K/V tiles; O and LSE out as the schedule says. */
+/* A consumer warpgroup: per work tile from the slot, fresh O, m and l, the step's loop, O out by S. */
 template <class T, class L, class S>
 static __device__ __forceinline__ void f3_consume(const f3_smem<T> &sm, const f3_params &p, int cw)
 {

@@ -61,7 +61,7 @@
  * memory, and a consumer loop that overlaps dQ (bwd_overlap.cuh). OV = false is 08c, instruction for
  * instruction as before the bool existed. */
 #include "../common/check_cuda.h"
-#include "../common/hopper.cuh"
+#include "../common/hopper_bwd.cuh"
 #include "../common/online_softmax.cuh"
 #include "../common/tensor_map.h"
 #include "fa2_bwd.cuh"

@@ -1,11 +1,7 @@
-/* Thin wrappers over the Hopper (sm_90a) PTX instructions rungs 07 and 08 are built from, each
- * once: mbarriers (arrival counts and transaction bytes), the tensor-memory accelerator (TMA: one
- * thread copies a box of a tensor into shared memory, completing on an mbarrier, or from shared
- * memory out, in bulk groups it waits for, and the bulk reduce-add of float32 into global memory),
- * named barriers, the proxy fence, wgmma (a warpgroup of 4 warps multiplies 64 x N x 16
- * asynchronously, B -- and A, or A from registers -- read from shared memory through 64-bit
- * descriptors; any N that is a multiple of 16 up to 256; both shared-memory operands transposed
- * for rung 08's dQ; hopper_fp8.cuh adds the 8-bit form) and setmaxnreg.
+/* Thin wrappers over the Hopper (sm_90a) PTX instructions rungs 07 and 08 are built from, each once
+ * (hopper_fp8.cuh adds wgmma's 8-bit form, hopper_bwd.cuh the two only rung 08 uses). wgmma: a
+ * warpgroup of 4 warps multiplies 64 x N x 16 asynchronously, B -- and A, or A from registers --
+ * read from shared memory through 64-bit descriptors.
  *
  * Shared-memory tiles here are what TMA writes with CU_TENSOR_MAP_SWIZZLE_128B: a tile of R rows
  * of 64 halves (128 bytes) whose 16-byte chunks are permuted by XOR with (row % 8), 1024-byte
@@ -33,29 +29,21 @@
 #include "wgmma_asm.h"
 
 /* ---- mbarriers ------------------------------------------------------------------------------ */
-
 static __device__ __forceinline__ void mbar_init(uint64_t *bar, int count)
 {
     asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;" :: "r"(smem_addr(bar)), "r"(count) : "memory");
 }
-
 /* Make the initialised barriers visible to the TMA unit (the async proxy) and the other threads. */
-static __device__ __forceinline__ void mbar_init_fence(void)
-{
-    asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
-}
-
+static __device__ __forceinline__ void mbar_init_fence(void) { asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory"); }
 /* One arrival that also announces `bytes` of transactions (the TMA copies that complete on it). */
 static __device__ __forceinline__ void mbar_arrive_expect_tx(uint64_t *bar, uint32_t bytes)
 {
     asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" :: "r"(smem_addr(bar)), "r"(bytes) : "memory");
 }
-
 static __device__ __forceinline__ void mbar_arrive(uint64_t *bar)
 {
     asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];" :: "r"(smem_addr(bar)) : "memory");
 }
-
 /* Wait until the phase with this parity (0, 1, 0, ...) has completed. */
 static __device__ __forceinline__ void mbar_wait(uint64_t *bar, uint32_t parity)
 {
@@ -64,13 +52,8 @@ static __device__ __forceinline__ void mbar_wait(uint64_t *bar, uint32_t parity)
                  "@!done bra wait_%=;\n}" :: "r"(smem_addr(bar)), "r"(parity) : "memory");
 }
 
-/* ---- the tensor-memory accelerator ----------------------------------------------------------- */
-
-static __device__ __forceinline__ void tma_prefetch_map(const void *map)
-{
-    asm volatile("prefetch.tensormap [%0];" :: "l"(map) : "memory");
-}
-
+/* ---- the tensor-memory accelerator (TMA): one thread copies a box of a tensor ---------------- */
+static __device__ __forceinline__ void tma_prefetch_map(const void *m) { asm volatile("prefetch.tensormap [%0];" :: "l"(m) : "memory"); }
 /* The box at coordinates (c0, c1, c2) of a 3-D tensor map into shared memory at dst; the bytes are
  * counted on bar. Coordinates past the tensor's end read as zeros. */
 static __device__ __forceinline__ void tma_load_3d(void *dst, const void *map, uint64_t *bar, int c0, int c1, int c2)
@@ -78,103 +61,52 @@ static __device__ __forceinline__ void tma_load_3d(void *dst, const void *map, u
     asm volatile("cp.async.bulk.tensor.3d.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1, {%3, %4, %5}], [%2];"
                  :: "r"(smem_addr(dst)), "l"(map), "r"(smem_addr(bar)), "r"(c0), "r"(c1), "r"(c2) : "memory");
 }
-
-/* The box at (c0, c1, c2) of a 3-D tensor map written from shared memory at src; parts of the box
- * outside the tensor are not written. Copies are grouped per thread (bulk_commit) and waited for
- * (bulk_wait_read: until their shared memory has been read and may be reused; bulk_wait: until the
- * writes are done). */
+/* The box at (c0, c1, c2) written from shared memory at src, not past the tensor's end. Copies are
+ * grouped per thread (bulk_commit) and waited for (bulk_wait_read: until their shared memory may be
+ * reused; bulk_wait: until the writes are done). */
 static __device__ __forceinline__ void tma_store_3d(const void *map, const void *src, int c0, int c1, int c2)
 {
     asm volatile("cp.async.bulk.tensor.3d.global.shared::cta.bulk_group [%0, {%2, %3, %4}], [%1];"
                  :: "l"(map), "r"(smem_addr(src)), "r"(c0), "r"(c1), "r"(c2) : "memory");
 }
-
-static __device__ __forceinline__ void bulk_commit(void)
-{
-    asm volatile("cp.async.bulk.commit_group;" ::: "memory");
-}
-
+static __device__ __forceinline__ void bulk_commit(void) { asm volatile("cp.async.bulk.commit_group;" ::: "memory"); }
 template <int n>
-static __device__ __forceinline__ void bulk_wait_read(void)
-{
-    asm volatile("cp.async.bulk.wait_group.read %0;" :: "n"(n) : "memory");
-}
-
+static __device__ __forceinline__ void bulk_wait_read(void) { asm volatile("cp.async.bulk.wait_group.read %0;" :: "n"(n) : "memory"); }
 template <int n>
-static __device__ __forceinline__ void bulk_wait(void)
-{
-    asm volatile("cp.async.bulk.wait_group %0;" :: "n"(n) : "memory");
-}
-
-/* n bytes of float32 at src (shared memory) added element by element into dst (global memory),
- * in L2: the bulk reduce-add copy, grouped and waited for as the stores above. Both addresses
- * 16-byte aligned, n a multiple of 16. Rung 08's Hopper backward adds each query tile's dQ into its
- * float32 accumulator this way. */
-static __device__ __forceinline__ void bulk_reduce_add_f32(float *dst, const float *src, uint32_t n)
-{
-    asm volatile("cp.reduce.async.bulk.global.shared::cta.bulk_group.add.f32 [%0], [%1], %2;"
-                 :: "l"(dst), "r"(smem_addr(src)), "r"(n) : "memory");
-}
+static __device__ __forceinline__ void bulk_wait(void) { asm volatile("cp.async.bulk.wait_group %0;" :: "n"(n) : "memory"); }
 
 /* ---- named barriers ------------------------------------------------------------------------- */
-
 /* Barrier ID (1..15; 0 is __syncthreads) over NT threads: bar_sync waits until NT threads have
  * arrived (itself included); bar_arrive counts itself and goes on. The ids and counts are
  * immediates, so the compiler reserves only the barriers used. */
 template <int ID, int NT>
-static __device__ __forceinline__ void bar_sync(void)
-{
-    asm volatile("bar.sync %0, %1;" :: "n"(ID), "n"(NT) : "memory");
-}
+static __device__ __forceinline__ void bar_sync(void) { asm volatile("bar.sync %0, %1;" :: "n"(ID), "n"(NT) : "memory"); }
 template <int ID, int NT>
-static __device__ __forceinline__ void bar_arrive(void)
-{
-    asm volatile("bar.arrive %0, %1;" :: "n"(ID), "n"(NT) : "memory");
-}
-
+static __device__ __forceinline__ void bar_arrive(void) { asm volatile("bar.arrive %0, %1;" :: "n"(ID), "n"(NT) : "memory"); }
 /* Shared memory written by ordinary stores, read next by the async proxy (wgmma, TMA): each writing
  * thread fences before the barrier that orders the two. */
-static __device__ __forceinline__ void fence_proxy_async(void)
-{
-    asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
-}
+static __device__ __forceinline__ void fence_proxy_async(void) { asm volatile("fence.proxy.async.shared::cta;" ::: "memory"); }
 
 /* ---- wgmma ------------------------------------------------------------------------------------ */
-
 /* The descriptor of a swizzled tile at smem address addr (see the top of this file); swizzle: the
- * mode field, WGMMA_SWIZZLE_128B (rows of 128 bytes, 8-row atoms of 1024) or WGMMA_SWIZZLE_64B (rows
- * of 64 bytes, 8-row atoms of 512: 07g's Q and K at d <= 64, TMA's CU_TENSOR_MAP_SWIZZLE_64B). */
+ * mode field, 128B, or 64B (rows of 64 bytes, 8-row atoms of 512: 07g's Q and K at d <= 64). */
 enum { WGMMA_SWIZZLE_128B = 1, WGMMA_SWIZZLE_64B = 2 };
 static __device__ __forceinline__ uint64_t wgmma_desc_sw(uint32_t addr, uint32_t leading, uint32_t stride, int swizzle)
 {
     return (uint64_t)((addr & 0x3FFFF) >> 4) | (uint64_t)((leading & 0x3FFFF) >> 4) << 16 |
            (uint64_t)((stride & 0x3FFFF) >> 4) << 32 | (uint64_t)swizzle << 62;
 }
-
 /* The descriptor of a 128B-swizzled tile, the 16-bit steps' only kind. */
 static __device__ __forceinline__ uint64_t wgmma_desc(uint32_t addr, uint32_t leading, uint32_t stride)
 {
     return wgmma_desc_sw(addr, leading, stride, WGMMA_SWIZZLE_128B);
 }
-
 /* Before the first wgmma that reads registers written since the last one (accumulators, A). */
-static __device__ __forceinline__ void wgmma_fence(void)
-{
-    asm volatile("wgmma.fence.sync.aligned;" ::: "memory");
-}
-
-static __device__ __forceinline__ void wgmma_commit(void)
-{
-    asm volatile("wgmma.commit_group.sync.aligned;" ::: "memory");
-}
-
+static __device__ __forceinline__ void wgmma_fence(void) { asm volatile("wgmma.fence.sync.aligned;" ::: "memory"); }
+static __device__ __forceinline__ void wgmma_commit(void) { asm volatile("wgmma.commit_group.sync.aligned;" ::: "memory"); }
 /* Wait until at most n committed groups of this warpgroup are still running. */
 template <int n>
-static __device__ __forceinline__ void wgmma_wait(void)
-{
-    asm volatile("wgmma.wait_group.sync.aligned %0;" :: "n"(n) : "memory");
-}
-
+static __device__ __forceinline__ void wgmma_wait(void) { asm volatile("wgmma.wait_group.sync.aligned %0;" :: "n"(n) : "memory"); }
 /* The accumulators an asynchronous wgmma writes must not be touched by the compiler meanwhile. */
 template <int n>
 static __device__ __forceinline__ void wgmma_fence_regs(float (&d)[n])
@@ -182,23 +114,12 @@ static __device__ __forceinline__ void wgmma_fence_regs(float (&d)[n])
 #pragma unroll
     for (int i = 0; i < n; i++) asm volatile("" : "+f"(d[i]) :: "memory");
 }
-
-/* ---- registers -------------------------------------------------------------------------------- */
-
-/* This warpgroup's register budget becomes n per thread (a multiple of 8, 24..256). */
+/* setmaxnreg: this warpgroup's register budget becomes n per thread (a multiple of 8, 24..256). */
 template <int n>
-static __device__ __forceinline__ void setmaxnreg_inc(void)
-{
-    asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;" :: "n"(n));
-}
+static __device__ __forceinline__ void setmaxnreg_inc(void) { asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;" :: "n"(n)); }
 template <int n>
-static __device__ __forceinline__ void setmaxnreg_dec(void)
-{
-    asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;" :: "n"(n));
-}
-
-/* wgmma m64nNk16 for any N that is a multiple of 16 up to 256, float32 accumulators d[N / 2]
- * (the layout at the top of this file), float16 or bfloat16 operands.
+static __device__ __forceinline__ void setmaxnreg_dec(void) { asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;" :: "n"(n)); }
+/* wgmma m64nNk16, N a multiple of 16 up to 256, float32 accumulators d[N / 2] (the layout above).
  *   wgmma_ss<N, BF16>(d, da, db, acc): A and B from shared memory, both K-major (S = Q K^T).
  *   wgmma_rs<N, BF16>(d, a, db, acc): A from registers (a[4], two elements per register, the
  *     accumulator layout of its 16 columns), B from shared memory N-major (O += P V).
@@ -210,19 +131,6 @@ static __device__ __forceinline__ void wgmma_ss(float (&d)[N / 2], uint64_t da, 
     constexpr int G = N / 16;
     if constexpr (BF16) { WGMMA_BY_N(WGMMA_SS_ASM, "bf16") } else { WGMMA_BY_N(WGMMA_SS_ASM, "f16") }
 }
-
-/* The same with both operands transposed: A M-major (its M contiguous) and B N-major, both from
- * shared memory. Rung 08's Hopper backward: dQ = dS K with dS stored as dS^T (keys by queries) and K
- * as loaded (keys by d). An M-major A is described as an N-major B is (see the top of this file:
- * the stride between 8-row groups of k 1024, 64-element chunks of M the leading offset apart). */
-template <int N, bool BF16>
-static __device__ __forceinline__ void wgmma_ss_tt(float (&d)[N / 2], uint64_t da, uint64_t db, int acc)
-{
-    static_assert(N % 16 == 0 && N >= 16 && N <= 256, "wgmma N: a multiple of 16 up to 256");
-    constexpr int G = N / 16;
-    if constexpr (BF16) { WGMMA_BY_N(WGMMA_SS_TT_ASM, "bf16") } else { WGMMA_BY_N(WGMMA_SS_TT_ASM, "f16") }
-}
-
 template <int N, bool BF16>
 static __device__ __forceinline__ void wgmma_rs(float (&d)[N / 2], const uint32_t (&a)[4], uint64_t db, int acc)
 {

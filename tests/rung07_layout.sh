@@ -5,7 +5,9 @@
 #     given as template parameters, never forward declarations);
 #   - the 16-bit files name nothing of the FP8 step (FP8, f8_, e4m3): it lives in fp8.cuh, fp8.cu,
 #     fp8_quant.h and common/hopper_fp8.cuh;
-#   - a note of the lines a learner reads for 07f: the 16-bit files and common/hopper.cuh.
+#   - the lines a learner reads for 07f, the 16-bit files and common/hopper.cuh: at most 1,250
+#     (issue 34); a self-test shows the check fails on a list one line over; a note of the kernels'
+#     path alone.
 # Prints "ok ..." / "FAIL ..." per check; exit 1 on a failure. bash, grep and awk only.
 set -u
 cd "$(dirname "$0")/.." || exit 1
@@ -31,5 +33,16 @@ done
 sixteen=("$R/fa3.cu" "$R/fa3.h" "${steps[@]/#/$R/}")
 fp8=$(grep -nE 'FP8|f8_|e4m3' "${sixteen[@]}" common/hopper.cuh | grep -v 'rung_fp8_variants')
 [ -z "$fp8" ] && ok "the 16-bit files and common/hopper.cuh name nothing of the FP8 step" || bad "FP8 in a 16-bit file: $fp8"
-echo "note: the 16-bit files of rung 07 and common/hopper.cuh: $(cat "${sixteen[@]}" common/hopper.cuh | wc -l) lines (issue 34 asks for at most 1,250); the kernels' path alone (the step files and common/hopper.cuh, no host code): $(cat "${steps[@]/#/$R/}" common/hopper.cuh | wc -l)"
+BUDGET=1250
+budget() {  # budget FILE...: the files' lines together against BUDGET
+  local n; n=$(cat "$@" | wc -l)
+  if [ "$n" -le "$BUDGET" ]; then ok "the 16-bit files of rung 07 and common/hopper.cuh: $n lines (at most $BUDGET)"
+  else bad "the 16-bit files of rung 07 and common/hopper.cuh: $n lines, over issue 34's $BUDGET"; fi
+}
+budget "${sixteen[@]}" common/hopper.cuh
+tmp=$(mktemp) || exit 1
+awk -v n=$((BUDGET + 1)) 'BEGIN { for (i = 0; i < n; i++) print "//" }' > "$tmp"
+case $(budget "$tmp") in FAIL*) ok "self-test: $((BUDGET + 1)) lines fail the budget" ;; *) bad "self-test: $((BUDGET + 1)) lines pass the budget" ;; esac
+rm -f "$tmp"
+echo "note: the kernels' path alone (the step files and common/hopper.cuh, no host code): $(cat "${steps[@]/#/$R/}" common/hopper.cuh | wc -l) lines"
 exit $fail

@@ -96,7 +96,8 @@ echo "== the lesson format: READMEs and notebooks (tests/lesson.sh)"
 section tests/lesson.sh
 
 # --- 2j. Rung 07 in step order: each step's file includes the one before, no declaration of a later
-#         step's function, no FP8 in the 16-bit files (tests/rung07_layout.sh) ---
+#         step's function, no FP8 in the 16-bit files, those and common/hopper.cuh at most 1,250
+#         lines (tests/rung07_layout.sh) ---
 echo "== rung 07 in step order (tests/rung07_layout.sh)"
 section tests/rung07_layout.sh
 

@@ -1,0 +1,31 @@
+/* The two Hopper instructions only rung 08's backward (08_backward/hopper_bwd.cu) uses, for its dQ,
+ * on common/hopper.cuh's wrappers and macros. */
+#ifndef HOPPER_BWD_CUH
+#define HOPPER_BWD_CUH
+
+#include "hopper.cuh"
+
+/* n bytes of float32 at src (shared memory) added element by element into dst (global memory),
+ * in L2: the bulk reduce-add copy, grouped and waited for as hopper.cuh's TMA stores. Both
+ * addresses 16-byte aligned, n a multiple of 16. Rung 08's Hopper backward adds each query tile's
+ * dQ into its float32 accumulator this way. */
+static __device__ __forceinline__ void bulk_reduce_add_f32(float *dst, const float *src, uint32_t n)
+{
+    asm volatile("cp.reduce.async.bulk.global.shared::cta.bulk_group.add.f32 [%0], [%1], %2;"
+                 :: "l"(dst), "r"(smem_addr(src)), "r"(n) : "memory");
+}
+
+/* hopper.cuh's wgmma_ss with both operands transposed: A M-major (its M contiguous) and B N-major,
+ * both from shared memory. Rung 08's Hopper backward: dQ = dS K with dS stored as dS^T (keys by
+ * queries) and K as loaded (keys by d). An M-major A is described as an N-major B is (see the top
+ * of hopper.cuh: the stride between 8-row groups of k 1024, 64-element chunks of M the leading
+ * offset apart). */
+template <int N, bool BF16>
+static __device__ __forceinline__ void wgmma_ss_tt(float (&d)[N / 2], uint64_t da, uint64_t db, int acc)
+{
+    static_assert(N % 16 == 0 && N >= 16 && N <= 256, "wgmma N: a multiple of 16 up to 256");
+    constexpr int G = N / 16;
+    if constexpr (BF16) { WGMMA_BY_N(WGMMA_SS_TT_ASM, "bf16") } else { WGMMA_BY_N(WGMMA_SS_TT_ASM, "f16") }
+}
+
+#endif
