@@ -59,6 +59,7 @@ static __device__ __forceinline__ __half *f3_o_stage(const f3_smem<T> &sm, uint3
 template <class T>
 struct f3_persistent {
     typedef f3_pending pending;
+    static constexpr bool ONE = false;
     static __device__ __forceinline__ pending none() { return {-1, 0, 0, 0}; }
     static __device__ __forceinline__ void init(uint64_t *bar, const CUtensorMap *to)
     {
