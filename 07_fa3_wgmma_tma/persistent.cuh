@@ -67,12 +67,14 @@ struct f3_persistent {
         mbar_init(&bar[0], T::CW * 128);          /* O full: every consumer thread, after its part of O */
         mbar_init(&bar[1], 1);                    /* O empty: the producer, once TMA has read it */
     }
+    /* work tile t's (mb, bh); false past the last */
     static __device__ __forceinline__ bool tile(const f3_params &p, int t, int, int *mb, int *bh)
     {
         if (t >= p.tiles) return false;
         f3_tile_of(p, t, mb, bh);
         return true;
     }
+    /* the block's next work tile, taken by the lead thread and shared with its warp */
     static __device__ __forceinline__ int next(const f3_params &p, int t, bool lead)
     {
         return __shfl_sync(0xffffffffu, lead ? f3_next_tile(p, t) : 0, 0);

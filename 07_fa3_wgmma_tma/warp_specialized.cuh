@@ -93,14 +93,15 @@ struct f3_loop_ws {
     }
 };
 
-/* 07b's schedule: one work tile per block, blockIdx's; O and the LSE written from the registers. The
- * producer's hooks (none here): an O on its way out, before a V load, after a work tile, at the end. */
+/* 07b's schedule: one work tile per block (ONE), blockIdx's; O and the LSE written from the registers.
+ * The producer's hooks (none here): an O on its way out, before a V load, after a work tile, at the
+ * end. A schedule of several tiles per block (07e) also says which tile is next (tile, next). */
 template <class T>
 struct f3_grid {
     struct pending {};
     static __device__ __forceinline__ pending none() { return {}; }
     static __device__ __forceinline__ void init(uint64_t *, const CUtensorMap *) {}
-    static constexpr bool ONE = true;             /* one work tile per block: no tile() or next() */
+    static constexpr bool ONE = true;
     static __device__ __forceinline__ void before_v(const f3_smem<T> &, const CUtensorMap *, pending &, int) {}
     static __device__ __forceinline__ void tile_end(const f3_smem<T> &, const CUtensorMap *, pending &, int, const f3_work &, uint32_t) {}
     static __device__ __forceinline__ void finish(const f3_smem<T> &, const CUtensorMap *, pending &, const f3_params &, bool) {}
@@ -128,7 +129,7 @@ static __device__ __forceinline__ void f3_produce(const f3_smem<T> &sm, const CU
     int t = blockIdx.x;                           /* the block's first work tile */
     for (int k = 0;; k++) {
         int mb = blockIdx.x, bh = blockIdx.y;
-        bool done = k > 0;                        /* S::ONE; the calls, even inlined to nothing, cost 07b ~2% */
+        bool done = k > 0;                        /* ONE: the block's tile, then done */
         if constexpr (!S::ONE) done = !S::tile(p, t, k, &mb, &bh);
         if (k > 0) mbar_wait(&bar[F3_SEMPTY], (k - 1) & 1);   /* the consumers have read the last slot */
         if (lead) {
@@ -204,7 +205,10 @@ fa3_ws_kernel(const __grid_constant__ CUtensorMap tq, const __grid_constant__ CU
         tma_prefetch_map(&tq); tma_prefetch_map(&tk); tma_prefetch_map(&tv);
         mbar_init(&bar[F3_QFULL], 1);
         mbar_init(&bar[F3_QEMPTY], T::CW);        /* one arrival per consumer warpgroup */
-        if constexpr (S::ONE) { mbar_init(&bar[F3_SCHED], T::CW * 128); mbar_init(&bar[F3_SCHED + 1], 1); }   /* unused: kept for 07b's schedule */
+        if constexpr (S::ONE) {                   /* 07e's O barriers, unused here: with them ptxas schedules */
+            mbar_init(&bar[F3_SCHED], T::CW * 128);   /* 07b's loop as before the step files (NOTES.md) */
+            mbar_init(&bar[F3_SCHED + 1], 1);
+        }
         mbar_init(&bar[F3_SFULL], 1);
         mbar_init(&bar[F3_SEMPTY], T::CW * 128);  /* every consumer thread, after reading the slot */
         S::init(&bar[F3_SCHED], &to);

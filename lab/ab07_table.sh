@@ -2,7 +2,7 @@
 # The table of lab/lesson07_run.sh ab's CSVs: per shape and step, the speed of a tree against the
 # tree before the restructure (old's median time over its; above 1: faster), each tree's medians
 # averaged over the repetitions first. 07g is set against old 07g-ov (the same kernel with the pin)
-# and against old 07g. Then per step and tree: the lowest and highest ratio, the geometric mean and
+# and against old 07g; alt (another build of the new tree) against old in 07b-07d. Then per step and tree: the lowest and highest ratio, the geometric mean and
 # the shapes more than 1% slower.
 #
 #   lab/ab07_table.sh results/lab/h200-ab07.csv [more CSVs of the same runs]
@@ -13,7 +13,7 @@ cat "$@" | awk -F, '
     s[$1, k] += $13; n[$1, k]++; if (!(k in K)) { K[k] = 1; order[++nk] = k } }
   function r(a, b, k) { return (n[a, k] && n[b, k]) ? (s[a, k] / n[a, k]) / (s[b, k] / n[b, k]) : "" }
   END {
-    nc = split("new:07a old:07a|new:07b old:07b|new:07c old:07c|nopin:07d old:07d|new:07d old:07d|nopin:07e old:07e|new:07e old:07e|nopin:07f old:07f|new:07f old:07f|new:07g old:07g-ov|new:07g old:07g", C, "|")
+    nc = split("new:07a old:07a|new:07b old:07b|new:07c old:07c|nopin:07d old:07d|new:07d old:07d|nopin:07e old:07e|new:07e old:07e|nopin:07f old:07f|new:07f old:07f|new:07g old:07g-ov|new:07g old:07g|alt:07b old:07b|alt:07c old:07c|alt:07d old:07d", C, "|")
     printf "%-30s", "B,Hq,Hkv,N,M,d,causal,dtype"
     for (c = 1; c <= nc; c++) { split(C[c], p, " "); h = p[1] (p[2] ~ /-ov/ ? "/ov" : ""); sub(/:07/, " ", h); printf " %9s", h }
     printf "\n"

@@ -12,7 +12,8 @@
 #          for each tree:variant of AB_RUNS in turn, one process over the whole sweep each: new (AB_NEW,
 #          default build/bin/07_fa3_wgmma_tma), old (AB_OLD, default carry07/old07: the tree before
 #          the restructure, with 07g and 07g-ov), nopin (AB_NOPIN, default carry07/nopin07: the new
-#          tree without 07d's pin); tree:variant@FILE runs FILE's shapes instead -> $OUT/ab07.csv (tree:variant,rep,<the CSV row>); AB_REP numbers
+#          tree without 07d's pin), alt (AB_ALT, default carry07/alt07: another
+#          build to weigh, ALT_COMMIT names it); tree:variant@FILE runs FILE's shapes instead -> $OUT/ab07.csv (tree:variant,rep,<the CSV row>); AB_REP numbers
 #          the repetition. tools: lab/ab07_table.sh reads it
 #
 # COMMIT (the tree's commit) and OLD_COMMIT name the two trees in the CSV. The summary is printed last.
@@ -53,6 +54,7 @@ for step in "$@"; do
         case $t in new) b=${AB_NEW:-build/bin/07_fa3_wgmma_tma} c=$ATTN_COMMIT ;;
                    old) b=${AB_OLD:-carry07/old07} c=${OLD_COMMIT:-unknown} ;;
                    nopin) b=${AB_NOPIN:-carry07/nopin07} c=$ATTN_COMMIT-nopin ;;
+                   alt) b=${AB_ALT:-carry07/alt07} c=${ALT_COMMIT:-$ATTN_COMMIT-alt} ;;
                    *) say "ab: unknown tree $t"; continue ;; esac
         ATTN_COMMIT=$c "$b" --variant "$v" --sweep "$sw" --no-check --quiet --csv "$OUT/t.csv" \
             > /dev/null 2>> "$OUT/ab07.err"
