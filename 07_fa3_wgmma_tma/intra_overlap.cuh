@@ -14,7 +14,8 @@
 /* The wait for P V of tile j - 1 once tile j's softmax is done. PIN: ptxas lifts wgmma.wait_group (no
  * operands) to the top of its basic block, above the softmax; a warp vote on the bits of both rows' l
  * (the last exponentials') and a branch to a trap end the block there; the branch is never taken (l
- * is never the bits 0xffffffff), which ptxas cannot know. tests/sass_overlap.sh checks it. */
+ * is a sum of exponentials, never the bits 0xffffffff: a NaN l is the GPU's 0x7fffffff, as the GPU
+ * matrix's NaN lines show), which ptxas cannot know. tests/sass_overlap.sh checks it. */
 template <class T, bool PIN>
 static __device__ __forceinline__ void f3_wait_pv(const f3_rows<T> &r)
 {

@@ -205,10 +205,6 @@ fa3_ws_kernel(const __grid_constant__ CUtensorMap tq, const __grid_constant__ CU
         tma_prefetch_map(&tq); tma_prefetch_map(&tk); tma_prefetch_map(&tv);
         mbar_init(&bar[F3_QFULL], 1);
         mbar_init(&bar[F3_QEMPTY], T::CW);        /* one arrival per consumer warpgroup */
-        if constexpr (S::ONE) {                   /* 07e's O barriers, unused here: with them ptxas schedules */
-            mbar_init(&bar[F3_SCHED], T::CW * 128);   /* 07b's loop as before the step files (NOTES.md) */
-            mbar_init(&bar[F3_SCHED + 1], 1);
-        }
         mbar_init(&bar[F3_SFULL], 1);
         mbar_init(&bar[F3_SEMPTY], T::CW * 128);  /* every consumer thread, after reading the slot */
         S::init(&bar[F3_SCHED], &to);
