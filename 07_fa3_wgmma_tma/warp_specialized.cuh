@@ -205,6 +205,8 @@ fa3_ws_kernel(const __grid_constant__ CUtensorMap tq, const __grid_constant__ CU
         tma_prefetch_map(&tq); tma_prefetch_map(&tk); tma_prefetch_map(&tv);
         mbar_init(&bar[F3_QFULL], 1);
         mbar_init(&bar[F3_QEMPTY], T::CW);        /* one arrival per consumer warpgroup */
+        /* 07e's two O barriers, unused with ONE: initialised as the old kernel did (its prologue, NOTES.md) */
+        if constexpr (S::ONE) { mbar_init(&bar[F3_SCHED], T::CW * 128); mbar_init(&bar[F3_SCHED + 1], 1); }
         mbar_init(&bar[F3_SFULL], 1);
         mbar_init(&bar[F3_SEMPTY], T::CW * 128);  /* every consumer thread, after reading the slot */
         S::init(&bar[F3_SCHED], &to);
