@@ -252,7 +252,7 @@ static __device__ __forceinline__ void f3_product_pv(f3_rows<T> &r, const uint32
 /* A row's LSE (natural log) from its m (log2 units, scale included) and l; -inf where it saw no key
  * (l = 0), NaN where a NaN reached it (l NaN, m maybe -inf: fmaxf skips NaN scores). Hence l - inf,
  * not -inf, where m = -inf; written as a default and an if, not ?:, so that the compiler keeps the
- * old kernels' machine code but for that one instruction (07b was 2% slower otherwise: NOTES.md). */
+ * old kernels' machine code but for that one instruction (NOTES.md: what the other forms cost). */
 static __device__ __forceinline__ float f3_lse(float m, float l)
 {
     float lse = l - INFINITY;
