@@ -212,56 +212,78 @@ static void forward_matches_ref(void)
 }
 
 
-/* check_grads (common/check_bwd.c): the reference's own gradients rounded to the storage type pass;
- * a NaN (an unwritten element), a nonzero dQ in a row that sees no key, or dK off by 1% fail; a
- * budget too small for one group still checks one (the last), and says it sampled. */
-static void check_grads_rules(void)
+/* dQ, dK, dV as a perfect rung writes them: ref_bwd_group's, rounded to float16, group by group. */
+static void ref_grads_f16(const attn_shape *s, const uint16_t *q, const uint16_t *k, const uint16_t *v,
+                          const uint16_t *g, uint16_t *dq, uint16_t *dk, uint16_t *dv)
 {
-    attn_shape s = bshape(2, 4, 2, 6, 4, 8, 1, 0.35f);   /* causal N > M: rows 0, 1 see no key */
-    const size_t qn = attn_q_elems(&s), kn = attn_kv_elems(&s);
-    uint16_t *q = malloc(2 * qn), *g = malloc(2 * qn), *k = malloc(2 * kn), *v = malloc(2 * kn);
-    uint16_t *dq = malloc(2 * qn), *dk = malloc(2 * kn), *dv = malloc(2 * kn);
-    make_inputs(&s, 31, INPUT_NORMAL, q, k, v);
-    make_grad_input(&s, 31, g);
     ref_bwd_out r;
-    EXPECT(ref_bwd_alloc(&s, &r) == 0);
-    const int G = 2;
-    for (int b = 0; b < s.B; b++)
-        for (int kvh = 0; kvh < s.Hkv; kvh++) {
-            ref_bwd_group(&s, q, k, v, g, b, kvh, &r);
-            const size_t q0 = ((size_t)b * s.Hq + (size_t)kvh * G) * s.N * s.d, k0 = ((size_t)b * s.Hkv + kvh) * s.M * s.d;
-            for (size_t e = 0; e < (size_t)G * s.N * s.d; e++) dq[q0 + e] = f32_to_f16((float)r.dq[e]);
-            for (size_t e = 0; e < (size_t)s.M * s.d; e++) {
+    EXPECT(ref_bwd_alloc(s, &r) == 0);
+    const int G = s->Hq / s->Hkv;
+    for (int b = 0; b < s->B; b++)
+        for (int kvh = 0; kvh < s->Hkv; kvh++) {
+            ref_bwd_group(s, q, k, v, g, b, kvh, &r);
+            const size_t q0 = ((size_t)b * s->Hq + (size_t)kvh * G) * s->N * s->d, k0 = ((size_t)b * s->Hkv + kvh) * s->M * s->d;
+            for (size_t e = 0; e < (size_t)G * s->N * s->d; e++) dq[q0 + e] = f32_to_f16((float)r.dq[e]);
+            for (size_t e = 0; e < (size_t)s->M * s->d; e++) {
                 dk[k0 + e] = f32_to_f16((float)r.dk[e]);
                 dv[k0 + e] = f32_to_f16((float)r.dv[e]);
             }
         }
     ref_bwd_free(&r);
+}
+
+/* A gradient case: inputs (mode, seed), dO, and the reference's gradients as a perfect rung writes them. */
+typedef struct gcase {
+    attn_shape s;
+    size_t qn, kn;
+    uint16_t *q, *g, *k, *v, *dq, *dk, *dv;
+} gcase;
+
+static gcase gcase_make(attn_shape s, uint64_t seed, int mode)
+{
+    gcase x = {s, attn_q_elems(&s), attn_kv_elems(&s), NULL, NULL, NULL, NULL, NULL, NULL, NULL};
+    x.q = malloc(2 * x.qn); x.g = malloc(2 * x.qn); x.dq = malloc(2 * x.qn);
+    x.k = malloc(2 * x.kn); x.v = malloc(2 * x.kn); x.dk = malloc(2 * x.kn); x.dv = malloc(2 * x.kn);
+    make_inputs(&x.s, seed, mode, x.q, x.k, x.v);
+    make_grad_input(&x.s, seed, x.g);
+    ref_grads_f16(&x.s, x.q, x.k, x.v, x.g, x.dq, x.dk, x.dv);
+    return x;
+}
+
+static void gcase_free(gcase *x) { free(x->q); free(x->g); free(x->k); free(x->v); free(x->dq); free(x->dk); free(x->dv); }
+
+/* check_grads (common/check_bwd.c): the reference's own gradients rounded to the storage type pass;
+ * a NaN (an unwritten element), a nonzero dQ in a row that sees no key, or dK off by 1% fail; a
+ * budget too small for one group still checks one (the last), and says it sampled. */
+static void check_grads_rules(void)
+{
+    gcase x = gcase_make(bshape(2, 4, 2, 6, 4, 8, 1, 0.35f), 31, INPUT_NORMAL);
+    const attn_shape s = x.s;
     check_result c;
     double rel[3];
-    check_grads(&s, q, k, v, g, dq, dk, dv, 1e12, 1, &c, rel);
+    check_grads(&s, x.q, x.k, x.v, x.g, x.dq, x.dk, x.dv, 1e12, 1, &c, rel);
     EXPECT_MSG(c.pass, "%s", c.why);
     EXPECT(!c.sampled && c.rows_checked == c.rows_total && c.rows_total == 2 * 4 * 6);
     EXPECT(rel[0] > 0 && rel[0] < 1e-3 && rel[1] < 1e-3 && rel[2] < 1e-3);
-    EXPECT(dq[0] == 0 && dq[s.d] == 0);                  /* row 0 of head 0 sees no key: exactly 0 */
+    EXPECT(x.dq[0] == 0 && x.dq[s.d] == 0);                  /* row 0 of head 0 sees no key: exactly 0 */
 
-    uint16_t keep = dv[5];
-    dv[5] = 0xffff;                                      /* a NaN: an element never written */
-    check_grads(&s, q, k, v, g, dq, dk, dv, 1e12, 1, &c, rel);
+    uint16_t keep = x.dv[5];
+    x.dv[5] = 0xffff;                                      /* a NaN: an element never written */
+    check_grads(&s, x.q, x.k, x.v, x.g, x.dq, x.dk, x.dv, 1e12, 1, &c, rel);
     EXPECT(!c.pass && c.bad_elems == 1 && strstr(c.why, "dV") && strstr(c.why, "NaN"));
-    dv[5] = keep;
+    x.dv[5] = keep;
 
-    dq[3] = f32_to_f16(1e-3f);                           /* nonzero dQ in a row that sees no key */
-    check_grads(&s, q, k, v, g, dq, dk, dv, 1e12, 1, &c, rel);
+    x.dq[3] = f32_to_f16(1e-3f);                           /* nonzero dQ in a row that sees no key */
+    check_grads(&s, x.q, x.k, x.v, x.g, x.dq, x.dk, x.dv, 1e12, 1, &c, rel);
     EXPECT(!c.pass && strstr(c.why, "sees no key"));
-    dq[3] = 0;
+    x.dq[3] = 0;
 
-    for (size_t e = 0; e < kn; e++) dk[e] = f32_to_f16(f16_to_f32(dk[e]) * 1.01f);
-    check_grads(&s, q, k, v, g, dq, dk, dv, 1e12, 1, &c, rel);
+    for (size_t e = 0; e < x.kn; e++) x.dk[e] = f32_to_f16(f16_to_f32(x.dk[e]) * 1.01f);
+    check_grads(&s, x.q, x.k, x.v, x.g, x.dq, x.dk, x.dv, 1e12, 1, &c, rel);
     EXPECT(!c.pass && strstr(c.why, "dK") && rel[1] > 5e-3 && rel[0] < 1e-3);
-    check_grads(&s, q, k, v, g, dq, dk, dv, 1.0, 1, &c, rel);   /* one group only: still checked */
-    EXPECT(c.sampled && c.rows_checked == G * s.N && !c.pass);
-    free(q); free(g); free(k); free(v); free(dq); free(dk); free(dv);
+    check_grads(&s, x.q, x.k, x.v, x.g, x.dq, x.dk, x.dv, 1.0, 1, &c, rel);   /* one group only: still checked */
+    EXPECT(c.sampled && c.rows_checked == 2 * s.N && !c.pass);
+    gcase_free(&x);
 }
 
 /* Non-finite inputs: the reference's gradients pass, NaN where the reference's are and numbers
@@ -269,45 +291,27 @@ static void check_grads_rules(void)
  * fails and is named. */
 static void check_grads_nonfinite(void)
 {
-    attn_shape s = bshape(2, 4, 2, 5, 7, 8, 1, 0.35f);
-    const size_t qn = attn_q_elems(&s), kn = attn_kv_elems(&s);
-    uint16_t *q = malloc(2 * qn), *g = malloc(2 * qn), *k = malloc(2 * kn), *v = malloc(2 * kn);
-    uint16_t *dq = malloc(2 * qn), *dk = malloc(2 * kn), *dv = malloc(2 * kn);
-    make_inputs(&s, 32, INPUT_NONFINITE_V, q, k, v);
-    make_grad_input(&s, 32, g);
-    ref_bwd_out r;
-    EXPECT(ref_bwd_alloc(&s, &r) == 0);
-    const int G = 2;
-    for (int b = 0; b < s.B; b++)
-        for (int kvh = 0; kvh < s.Hkv; kvh++) {
-            ref_bwd_group(&s, q, k, v, g, b, kvh, &r);
-            const size_t q0 = ((size_t)b * s.Hq + (size_t)kvh * G) * s.N * s.d, k0 = ((size_t)b * s.Hkv + kvh) * s.M * s.d;
-            for (size_t e = 0; e < (size_t)G * s.N * s.d; e++) dq[q0 + e] = f32_to_f16((float)r.dq[e]);
-            for (size_t e = 0; e < (size_t)s.M * s.d; e++) {
-                dk[k0 + e] = f32_to_f16((float)r.dk[e]);
-                dv[k0 + e] = f32_to_f16((float)r.dv[e]);
-            }
-        }
-    ref_bwd_free(&r);
+    gcase x = gcase_make(bshape(2, 4, 2, 5, 7, 8, 1, 0.35f), 32, INPUT_NONFINITE_V);
+    const attn_shape s = x.s;
     long nan_dq = 0, nan_dv = 0;
-    for (size_t e = 0; e < qn; e++) nan_dq += !isfinite(f16_to_f32(dq[e]));
-    for (size_t e = 0; e < kn; e++) nan_dv += !isfinite(f16_to_f32(dv[e]));
-    EXPECT_MSG(nan_dq > 0 && nan_dq < (long)qn && nan_dv == 0, "%ld of %zu dQ non-finite, %ld dV", nan_dq, qn, nan_dv);
+    for (size_t e = 0; e < x.qn; e++) nan_dq += !isfinite(f16_to_f32(x.dq[e]));
+    for (size_t e = 0; e < x.kn; e++) nan_dv += !isfinite(f16_to_f32(x.dv[e]));
+    EXPECT_MSG(nan_dq > 0 && nan_dq < (long)x.qn && nan_dv == 0, "%ld of %zu dQ non-finite, %ld dV", nan_dq, x.qn, nan_dv);
     check_result c;
     double rel[3];
-    check_grads(&s, q, k, v, g, dq, dk, dv, 1.0, 1, &c, rel);   /* every group, whatever the budget */
+    check_grads(&s, x.q, x.k, x.v, x.g, x.dq, x.dk, x.dv, 1.0, 1, &c, rel);   /* every group, whatever the budget */
     EXPECT_MSG(c.pass && !c.sampled && c.rows_checked == c.rows_total, "%s", c.why);
     size_t e = 0;
-    while (isfinite(f16_to_f32(dq[e]))) e++;
-    const uint16_t keep = dq[e];
-    dq[e] = f32_to_f16(0.25f);
-    check_grads(&s, q, k, v, g, dq, dk, dv, 1e12, 1, &c, rel);
+    while (isfinite(f16_to_f32(x.dq[e]))) e++;
+    const uint16_t keep = x.dq[e];
+    x.dq[e] = f32_to_f16(0.25f);
+    check_grads(&s, x.q, x.k, x.v, x.g, x.dq, x.dk, x.dv, 1e12, 1, &c, rel);
     EXPECT_MSG(!c.pass && strstr(c.why, "dQ") && strstr(c.why, "where the float64 reference is nan"), "%s", c.why);
-    dq[e] = keep;
-    dv[3] = 0x7e00;
-    check_grads(&s, q, k, v, g, dq, dk, dv, 1e12, 1, &c, rel);
+    x.dq[e] = keep;
+    x.dv[3] = 0x7e00;
+    check_grads(&s, x.q, x.k, x.v, x.g, x.dq, x.dk, x.dv, 1e12, 1, &c, rel);
     EXPECT_MSG(!c.pass && strstr(c.why, "dV"), "%s", c.why);
-    free(q); free(g); free(k); free(v); free(dq); free(dk); free(dv);
+    gcase_free(&x);
 }
 
 const test_case TESTS_ref_bwd[] = {
