@@ -299,16 +299,23 @@ static void sweep_lines(void)
     }
 }
 
+/* `len` bytes of `text` written to `dir`/`name`, whose path goes to path[256]: 0, or -1 */
+static int write_text(const char *dir, const char *name, const char *text, size_t len, char path[256])
+{
+    snprintf(path, 256, "%s/%s", dir, name);
+    FILE *f = fopen(path, "wb");
+    if (!f) return -1;
+    fwrite(text, 1, len, f);
+    fclose(f);
+    return 0;
+}
+
 /* sweep_read on a file written to `dir`/`name` with `len` bytes of `text`: its return, err and count */
 static int read_sweep_text(const char *dir, const char *name, const char *text, size_t len, char *err, size_t n,
                            int *count)
 {
     char path[256];
-    snprintf(path, sizeof path, "%s/%s", dir, name);
-    FILE *f = fopen(path, "wb");
-    if (!f) return -2;
-    fwrite(text, 1, len, f);
-    fclose(f);
+    if (write_text(dir, name, text, len, path)) return -2;
     cli_opts base;
     cli_defaults(&base);
     run_case *cases = NULL;
@@ -991,11 +998,7 @@ static void cli_files_checked(void)
 static int check_text(const char *dir, const char *text, size_t len, char *out, size_t n, char *err, size_t en)
 {
     char path[256];
-    snprintf(path, sizeof path, "%s/check.txt", dir);
-    FILE *f = fopen(path, "wb");
-    if (!f) return -9;
-    fwrite(text, 1, len, f);
-    fclose(f);
+    if (write_text(dir, "check.txt", text, len, path)) return -9;
     cli_opts base;
     cli_defaults(&base);
     char *buf = NULL;
