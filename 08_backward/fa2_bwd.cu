@@ -84,6 +84,14 @@ __global__ void bwd_convert(const float *__restrict__ dQacc, T *__restrict__ dQ,
         dQ[e] = to_storage<T>(dQacc[e] * scale);
 }
 
+/* bwd_convert for an accumulator whose rows are dp floats apart and dQ's d (08c at a padded d) */
+template <typename T>
+__global__ void bwd_convert_rows(const float *__restrict__ dQacc, T *__restrict__ dQ, float scale, size_t n, int d, int dp)
+{
+    for (size_t e = (size_t)blockIdx.x * blockDim.x + threadIdx.x; e < n; e += (size_t)gridDim.x * blockDim.x)
+        dQ[e] = to_storage<T>(dQacc[e / d * dp + e % d] * scale);
+}
+
 /* Start copying query tile (rows row..row+BR-1 of the flattened [B,Hq,N] rows) into one stage:
  * Q and dO (16-byte cp.async, rows past `valid` zero-filled), LSE in log2 units and D (4 bytes a
  * row: a head's rows start anywhere). One commit group. */
@@ -290,7 +298,7 @@ static const char *launch_pre_and_kv(const attn_args *a, cudaStream_t st, float 
     const long rows = (long)s->B * s->Hq * s->N;
 
     bwd_pre<D, T><<<(unsigned)((rows + 7) / 8), 256, 0, st>>>((const T *)a->o, (const T *)gr->dout, a->lse, Dvec, Lsc,
-                                                              dq_acc, rows);
+                                                              dq_acc, rows, D);
     RUNG_LAUNCHED(bwd_pre);
 
     const size_t smem = bwd_kv_smem(D, DQ);
@@ -322,16 +330,21 @@ const char *bwd_pre_and_kv(const attn_args *a, cudaStream_t st, float *dq_acc, f
     return "rung 08 runs head dims 64 and 128";
 }
 
-const char *bwd_dq_convert(const attn_args *a, cudaStream_t st, const float *dq_acc)
+const char *bwd_dq_convert(const attn_args *a, cudaStream_t st, const float *dq_acc, int dp)
 {
     const attn_shape *s = &a->shape;
     const size_t n = attn_q_elems(s);
     const unsigned blocks = (unsigned)((n + 255) / 256 < 65535 * 16 ? (n + 255) / 256 : 65535 * 16);
-    if (s->dtype == ATTN_BF16)
-        bwd_convert<__nv_bfloat16><<<blocks, 256, 0, st>>>(dq_acc, (__nv_bfloat16 *)a->grad->dq, s->scale, n);
-    else
-        bwd_convert<__half><<<blocks, 256, 0, st>>>(dq_acc, (__half *)a->grad->dq, s->scale, n);
-    RUNG_LAUNCHED(bwd_convert);
+    const int bf = s->dtype == ATTN_BF16;
+    if (dp == s->d) {
+        if (bf) bwd_convert<__nv_bfloat16><<<blocks, 256, 0, st>>>(dq_acc, (__nv_bfloat16 *)a->grad->dq, s->scale, n);
+        else bwd_convert<__half><<<blocks, 256, 0, st>>>(dq_acc, (__half *)a->grad->dq, s->scale, n);
+        RUNG_LAUNCHED(bwd_convert);
+    } else {
+        if (bf) bwd_convert_rows<__nv_bfloat16><<<blocks, 256, 0, st>>>(dq_acc, (__nv_bfloat16 *)a->grad->dq, s->scale, n, s->d, dp);
+        else bwd_convert_rows<__half><<<blocks, 256, 0, st>>>(dq_acc, (__half *)a->grad->dq, s->scale, n, s->d, dp);
+        RUNG_LAUNCHED(bwd_convert_rows);
+    }
     return NULL;
 }
 
@@ -344,7 +357,7 @@ static size_t workspace_08a(const attn_shape *s, const attn_env *env)
 
 static int unsupported_08a(const attn_shape *s, const attn_env *env, char *why, size_t n)
 {
-    return bwd_refuse(s, env, why, n, bwd_kv_smem(s->d, 1));
+    return bwd_refuse(s, env, why, n, bwd_kv_smem(s->d, 1), 0);
 }
 
 static const char *run_08a(const attn_args *a, cudaStream_t st)
@@ -356,7 +369,7 @@ static const char *run_08a(const attn_args *a, cudaStream_t st)
     float *Lsc = Dvec + attn_lse_elems(s);
     const char *err = bwd_pre_and_kv(a, st, dQacc, Dvec, Lsc);
     if (err) return err;
-    return bwd_dq_convert(a, st, dQacc);
+    return bwd_dq_convert(a, st, dQacc, s->d);
 }
 
 static const rung rung_08a = {

@@ -19,21 +19,22 @@ template <typename T> static __device__ __forceinline__ float to_f32(T x);
 template <> __device__ __forceinline__ float to_f32<__half>(__half x) { return __half2float(x); }
 template <> __device__ __forceinline__ float to_f32<__nv_bfloat16>(__nv_bfloat16 x) { return __bfloat162float(x); }
 
-/* D_i = dO_i . O_i, LSE_i in log2 units, and (08a) the dQ accumulator's row zeroed. One warp per
- * row; grid ceil(rows / 8) of 256 threads. */
-template <int D, typename T>
+/* D_i = dO_i . O_i, LSE_i in log2 units, and (08a, 08c) the dQ accumulator's row zeroed. O and dO
+ * rows of d elements; the accumulator's rows DP floats apart (DP >= d: 08c's tiles pad d to DP). One
+ * warp per row; grid ceil(rows / 8) of 256 threads. */
+template <int DP, typename T>
 __global__ void __launch_bounds__(256)
 bwd_pre(const T *__restrict__ O, const T *__restrict__ dO, const float *__restrict__ LSE, float *__restrict__ Dvec,
-        float *__restrict__ Lsc, float *__restrict__ dQacc, long rows)
+        float *__restrict__ Lsc, float *__restrict__ dQacc, long rows, int d)
 {
     const long row = (long)blockIdx.x * 8 + threadIdx.x / 32;
     const int lane = threadIdx.x % 32;
     if (row >= rows) return;
     float acc = 0.0f;
 #pragma unroll
-    for (int c = lane; c < D; c += 32) {
-        acc += to_f32<T>(O[row * D + c]) * to_f32<T>(dO[row * D + c]);
-        if (dQacc) dQacc[row * D + c] = 0.0f;
+    for (int c = lane; c < DP; c += 32) {
+        if (c < d) acc += to_f32<T>(O[row * d + c]) * to_f32<T>(dO[row * d + c]);
+        if (dQacc) dQacc[row * DP + c] = 0.0f;
     }
 #pragma unroll
     for (int off = 16; off > 0; off /= 2) acc += __shfl_xor_sync(0xffffffffu, acc, off);
@@ -128,16 +129,21 @@ static inline int bwd_section(const attn_shape *s)
     return kv;
 }
 
-/* The shapes rung 08 refuses, for a variant that needs `smem` bytes of shared memory a block. */
-static int bwd_refuse(const attn_shape *s, const attn_env *env, char *why, size_t n, size_t smem)
+/* The shapes rung 08 refuses, for a variant that needs `smem` bytes of shared memory a block;
+ * any_d: the variant takes every head dim the forward does (08c, 08d), else d = 64 and 128 only. */
+static int bwd_refuse(const attn_shape *s, const attn_env *env, char *why, size_t n, size_t smem, int any_d)
 {
     if (attn_refuse_paged(s, why, n)) return 1;
     if (s->seqlens_k) {
         snprintf(why, n, "rung 08 takes every request with M keys; per-request KV lengths are a decode's, not a training step's");
         return 1;
     }
-    if (s->d != 64 && s->d != 128) {
-        snprintf(why, n, "rung 08 runs head dims 64 and 128 (d = %d)", s->d);
+    if (!any_d && s->d != 64 && s->d != 128) {
+        snprintf(why, n, "08a and 08b run head dims 64 and 128 (d = %d); 08c and 08d every multiple of 8 up to 256", s->d);
+        return 1;
+    }
+    if (s->d % 8 || s->d < 8 || s->d > 256) {
+        snprintf(why, n, "rung 08 runs head dims that are multiples of 8 up to 256 (d = %d)", s->d);
         return 1;
     }
     if (env->cc_major < 8) {
@@ -159,9 +165,9 @@ const char *bwd_pre_and_kv(const attn_args *a, cudaStream_t st, float *dq_acc, f
 /* fa2_bwd.cu: the shared memory bwd_main needs a block at head dim d, with or without dQ */
 size_t bwd_kv_smem(int d, int with_dq);
 
-/* fa2_bwd.cu: bwd_convert launched over the whole dQ: dQ = scale * dq_acc, rounded to the storage
- * type (08a and 08c). NULL, or the launch's error. */
-const char *bwd_dq_convert(const attn_args *a, cudaStream_t st, const float *dq_acc);
+/* fa2_bwd.cu: dQ = scale * dq_acc, rounded to the storage type, over the whole dQ (08a, and 08c
+ * whose accumulator rows are dp >= d floats apart). NULL, or the launch's error. */
+const char *bwd_dq_convert(const attn_args *a, cudaStream_t st, const float *dq_acc, int dp);
 
 extern "C" const rung rung_08b;   /* fa2_bwd_det.cu: deterministic, dQ by a kernel of its own */
 extern "C" const rung rung_08c;   /* hopper_bwd.cu: TMA, wgmma, warp specialization (sm_90a) */

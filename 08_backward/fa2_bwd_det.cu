@@ -159,7 +159,7 @@ static size_t workspace_08b(const attn_shape *s, const attn_env *env)
 static int unsupported_08b(const attn_shape *s, const attn_env *env, char *why, size_t n)
 {
     const size_t kv = bwd_kv_smem(s->d, 0), q = dq_smem(s->d);
-    return bwd_refuse(s, env, why, n, kv > q ? kv : q);
+    return bwd_refuse(s, env, why, n, kv > q ? kv : q, 0);
 }
 
 template <int D, typename T>

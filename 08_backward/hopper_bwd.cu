@@ -66,7 +66,6 @@
 #include "../common/tensor_map.h"
 #include "fa2_bwd.cuh"
 
-#define H_BC 128                  /* keys a block: 64 a consumer warpgroup */
 #define H_BR 64                   /* query rows a tile */
 #define H_THREADS 384             /* producer warpgroup + two consumers */
 #define H_REGS 240                /* a consumer thread's registers after setmaxnreg (producer 24) */
@@ -77,12 +76,29 @@ enum { H_DS_READY = 1, H_DQ_FULL = 2, H_DQ_EMPTY = 3 };
 #define H_CONS 256
 #define H_DQ_SYNC (H_CONS + 32)
 
-/* The block's shared memory, by head dim: offsets in bytes from a 1024-aligned base. */
-template <int D>
+/* The tile table. d is padded to DP = 64, 128 or 256 (h_dp) with zero columns: TMA fills the
+ * columns past d with zeros, which add nothing to S^T, dP^T or dQ, and the dK and dV columns past d
+ * are not stored. Up to DP = 128 a consumer owns 64 of the block's 128 keys and all DP columns of
+ * their dK and dV (DP registers a thread). At DP = 256 that would be 256 registers: the block owns
+ * 64 keys and its two consumers split the columns instead (WIDE, bwd_wide.cuh), and Q and dO keep
+ * one stage, so that shared memory holds the tiles. */
+template <int DP>
+struct h_cfg {
+    static constexpr bool WIDE = DP > 128;
+    static constexpr int BC = WIDE ? 64 : 128;   /* keys a block */
+    static constexpr int ST = WIDE ? 1 : 2;      /* stages of the Q and dO ring */
+};
+static inline int h_dp(int d) { return d <= 64 ? 64 : d <= 128 ? 128 : 256; }
+
+/* The block's shared memory, by padded head dim: offsets in bytes from a 1024-aligned base. WIDE
+ * keeps P^T beside dS^T (PB): its dV product reads P^T from shared memory. */
+template <int DP>
 struct h_smem {
-    static constexpr uint32_t KV = H_BC * D * 2, QT = H_BR * D * 2, DS = H_BC * H_BR * 2, DQ = H_BR * D * 4;
-    static constexpr uint32_t K = 0, V = K + KV, Q = V + KV, DO = Q + 2 * QT, DSB = DO + 2 * QT, DQB = DSB + 2 * DS;
-    static constexpr uint32_t L = DQB + DQ, DV = L + 2 * H_BR * 4, BAR = DV + 2 * H_BR * 4;
+    typedef h_cfg<DP> C;
+    static constexpr uint32_t KV = C::BC * DP * 2, QT = H_BR * DP * 2, DS = C::BC * H_BR * 2, DQ = H_BR * DP * 4;
+    static constexpr uint32_t K = 0, V = K + KV, Q = V + KV, DO = Q + C::ST * QT, DSB = DO + C::ST * QT;
+    static constexpr uint32_t PB = DSB + 2 * DS, DQB = PB + (C::WIDE ? 2 * DS : 0);
+    static constexpr uint32_t L = DQB + DQ, DV = L + C::ST * H_BR * 4, BAR = DV + C::ST * H_BR * 4;
     static constexpr uint32_t END = BAR + 8 * 8;
     static constexpr size_t bytes = END + 1024;   /* + the alignment of the base */
 };
@@ -94,7 +110,7 @@ typedef struct h_params {
     const float *Lsc, *Dvec;
     float *dQacc;
     void *dK, *dV;
-    int Hq, Hkv, N, M, causal;
+    int Hq, Hkv, N, M, d, causal;
     int sec;                                     /* causal: KV heads per L2 section (bwd_section) */
     float scale, scale_log2;
 } h_params;
@@ -107,14 +123,15 @@ typedef struct h_walk {
     int k0, b, kvh, G, shift, q_start, tiles_head, ntiles;
 } h_walk;
 
+template <int BC>
 static __device__ __forceinline__ h_walk h_walk_of(const h_params &p)
 {
     h_walk w;
     int kt, bh;
-    bwd_block_tile((p.M + H_BC - 1) / H_BC, p.causal, p.sec, &kt, &bh);
+    bwd_block_tile((p.M + BC - 1) / BC, p.causal, p.sec, &kt, &bh);
     w.b = bh / p.Hkv;
     w.kvh = bh % p.Hkv;
-    w.k0 = kt * H_BC;
+    w.k0 = kt * BC;
     w.G = p.Hq / p.Hkv;
     w.shift = p.M - p.N;
     const int q_first = p.causal ? max(0, w.k0 - w.shift) : 0;
@@ -131,27 +148,27 @@ static __device__ __forceinline__ void h_tile(const h_walk &w, const h_params &p
     *q0 = w.q_start + (i % w.tiles_head) * H_BR;
 }
 
-/* Producer warp 0: K, V, then the query tiles through the two-stage ring. */
+/* Producer warp 0: K, V, then the query tiles through the ring of ST stages. */
 template <int D>
 static __device__ __forceinline__ void h_produce(unsigned char *sm, uint64_t *bar, const CUtensorMap *tq,
                                                  const CUtensorMap *tk, const CUtensorMap *tv, const CUtensorMap *tdo,
                                                  const h_walk &w, const h_params &p)
 {
     typedef h_smem<D> S;
-    constexpr int CH = D / 64;
+    constexpr int CH = D / 64, BC = h_cfg<D>::BC, ST = h_cfg<D>::ST;
     const int lane = threadIdx.x % 32;
     const int kvp = w.b * p.Hkv + w.kvh;
     if (lane == 0) {
         mbar_arrive_expect_tx(&bar[H_KV_FULL], 2 * S::KV);
         for (int ch = 0; ch < CH; ch++) {
-            tma_load_3d(sm + S::K + ch * H_BC * 128, tk, &bar[H_KV_FULL], ch * 64, w.k0, kvp);
-            tma_load_3d(sm + S::V + ch * H_BC * 128, tv, &bar[H_KV_FULL], ch * 64, w.k0, kvp);
+            tma_load_3d(sm + S::K + ch * BC * 128, tk, &bar[H_KV_FULL], ch * 64, w.k0, kvp);
+            tma_load_3d(sm + S::V + ch * BC * 128, tv, &bar[H_KV_FULL], ch * 64, w.k0, kvp);
         }
     }
     float *sL = reinterpret_cast<float *>(sm + S::L), *sD = reinterpret_cast<float *>(sm + S::DV);
     for (int i = 0; i < w.ntiles; i++) {
-        const int st = i & 1;
-        if (i >= 2) mbar_wait(&bar[H_EMPTY + st], ((i >> 1) - 1) & 1);
+        const int st = i % ST;
+        if (i >= ST) mbar_wait(&bar[H_EMPTY + st], (i / ST - 1) & 1);
         int plane, q0;
         h_tile(w, p, i, &plane, &q0);
         if (lane == 0) {
@@ -204,15 +221,15 @@ static __device__ __forceinline__ void h_write_dq(unsigned char *sm, const h_wal
  * the tile's 64 queries (the stage's Q or dO at q): wgmma SS, both operands K-major as TMA loads them
  * (16 columns = 32 bytes a k step, chunks of 64 columns). Committed, not waited for: the caller
  * issues both products before it waits for the first, so that P^T's exponentials run under dP^T. */
-template <int D, bool BF16>
-static __device__ __forceinline__ void h_ss_t(float (&acc)[H_BR / 2], uint32_t kv, int kw, uint32_t q)
+template <int D, int BC, int NQ, bool BF16>
+static __device__ __forceinline__ void h_ss_t(float (&acc)[NQ / 2], uint32_t kv, int kw, uint32_t q)
 {
 #pragma unroll
     for (int kk = 0; kk < D / 16; kk++) {
         const uint32_t off = (kk % 4) * 32;
-        const uint64_t da = wgmma_desc(kv + (kk / 4) * H_BC * 128 + kw * 128 + off, 16, 1024);
+        const uint64_t da = wgmma_desc(kv + (kk / 4) * BC * 128 + kw * 128 + off, 16, 1024);
         const uint64_t db = wgmma_desc(q + (kk / 4) * H_BR * 128 + off, 16, 1024);
-        wgmma_ss<H_BR, BF16>(acc, da, db, kk > 0);
+        wgmma_ss<NQ, BF16>(acc, da, db, kk > 0);
     }
     wgmma_commit();
 }
@@ -221,11 +238,12 @@ static __device__ __forceinline__ void h_ss_t(float (&acc)[H_BR / 2], uint32_t k
  * stage's 64 LSE in log2 units; +inf for a row past N or that sees no key, so 2^-inf = 0). s[4j + e]:
  * key key0 (+8 for e >= 2), query q0 + 8 j + 2 c (+1 for odd e). Keys past M and, causal, above the
  * diagonal get P = 0, tested only where mask says this consumer's 64 keys cross one of them. */
-static __device__ __forceinline__ void h_probs(float (&s)[H_BR / 2], const float *sl, const h_walk &w,
+template <int NQ>
+static __device__ __forceinline__ void h_probs(float (&s)[NQ / 2], const float *sl, const h_walk &w,
                                                const h_params &p, int q0, int key0, bool mask, int c)
 {
 #pragma unroll
-    for (int j = 0; j < H_BR / 8; j++) {
+    for (int j = 0; j < NQ / 8; j++) {
         const float2 l = *reinterpret_cast<const float2 *>(sl + 8 * j + 2 * c);
 #pragma unroll
         for (int e = 0; e < 4; e++) {
@@ -242,11 +260,11 @@ static __device__ __forceinline__ void h_probs(float (&s)[H_BR / 2], const float
 /* A consumer's 64 x 64 accumulator (P^T or dS^T, laid out as in h_probs) packed in 16-bit pairs as
  * wgmma's A from registers, one k16 step of queries per a[kb]: P and dS never leave the registers
  * for dV and dK, as P does not for the forward's P V. */
-template <typename T>
-static __device__ __forceinline__ void h_pack_a(uint32_t (&a)[H_BR / 16][4], const float (&x)[H_BR / 2])
+template <typename T, int NQ>
+static __device__ __forceinline__ void h_pack_a(uint32_t (&a)[NQ / 16][4], const float (&x)[NQ / 2])
 {
 #pragma unroll
-    for (int kb = 0; kb < H_BR / 16; kb++) {
+    for (int kb = 0; kb < NQ / 16; kb++) {
         a[kb][0] = pack2_t<T>(x[8 * kb + 0], x[8 * kb + 1]);
         a[kb][1] = pack2_t<T>(x[8 * kb + 2], x[8 * kb + 3]);
         a[kb][2] = pack2_t<T>(x[8 * kb + 4], x[8 * kb + 5]);
@@ -270,11 +288,12 @@ static __device__ __forceinline__ void h_rs_acc(float (&acc)[D / 2], const uint3
 
 /* dS^T = P^T o (dP^T - D), in place in dp: the softmax's gradient, where D_i = rowsum(dO_i o O_i)
  * (bwd_pre) stands for sum_j P_ij dP_ij. sd: the stage's 64 D. */
-static __device__ __forceinline__ void h_dsoftmax(float (&dp)[H_BR / 2], const float (&pt)[H_BR / 2], const float *sd,
+template <int NQ>
+static __device__ __forceinline__ void h_dsoftmax(float (&dp)[NQ / 2], const float (&pt)[NQ / 2], const float *sd,
                                                   int c)
 {
 #pragma unroll
-    for (int j = 0; j < H_BR / 8; j++) {
+    for (int j = 0; j < NQ / 8; j++) {
         const float2 dd = *reinterpret_cast<const float2 *>(sd + 8 * j + 2 * c);
 #pragma unroll
         for (int e = 0; e < 4; e++) dp[4 * j + e] = pt[4 * j + e] * (dp[4 * j + e] - ((e & 1) ? dd.y : dd.x));
@@ -288,20 +307,29 @@ static __device__ __forceinline__ uint32_t h_sw128(int row, int col)
     return row * 128 + ((((col / 8) ^ row) & 7) * 16) + (col % 8) * 2;
 }
 
-/* dS^T (packed as A) into the tile's buffer sds, rows kw + 16 wq + g (+8), 128B-swizzled: the A of
- * dQ = dS K, which needs both consumers' keys, so a named barrier over both follows. With two
- * buffers that barrier also proves the one being written was read two tiles ago, by the dQ product
- * the other consumer issued before the last tile's barrier. */
+/* A packed keys-by-queries accumulator (P^T or dS^T, NQ queries from column q_off) into a buffer of
+ * 64 query columns, rows kw + 16 wq + g (+8), 128B-swizzled. */
+template <int NQ>
+static __device__ __forceinline__ void h_put_t(unsigned char *buf, const uint32_t (&a)[NQ / 16][4], int kw, int q_off,
+                                               int wq, int g, int c)
+{
+#pragma unroll
+    for (int kb = 0; kb < NQ / 16; kb++)
+#pragma unroll
+        for (int r = 0; r < 4; r++) {   /* r: row g or g + 8 (odd r), columns 16 kb + 2 c (+8 for r >= 2) */
+            const int row = kw + 16 * wq + g + (r & 1) * 8, col = q_off + 16 * kb + (r >> 1) * 8 + 2 * c;
+            *reinterpret_cast<uint32_t *>(buf + h_sw128(row, col)) = a[kb][r];
+        }
+}
+
+/* dS^T (packed as A) into the tile's buffer sds: the A of dQ = dS K, which needs both consumers'
+ * keys, so a named barrier over both follows. With two buffers that barrier also proves the one
+ * being written was read two tiles ago, by the dQ product the other consumer issued before the last
+ * tile's barrier. */
 static __device__ __forceinline__ void h_share_ds(unsigned char *sds, const uint32_t (&a)[H_BR / 16][4], int kw, int wq,
                                                   int g, int c)
 {
-#pragma unroll
-    for (int kb = 0; kb < H_BR / 16; kb++)
-#pragma unroll
-        for (int r = 0; r < 4; r++) {   /* r: row g or g + 8 (odd r), columns 16 kb + 2 c (+8 for r >= 2) */
-            const int row = kw + 16 * wq + g + (r & 1) * 8, col = 16 * kb + (r >> 1) * 8 + 2 * c;
-            *reinterpret_cast<uint32_t *>(sds + h_sw128(row, col)) = a[kb][r];
-        }
+    h_put_t<H_BR>(sds, a, kw, 0, wq, g, c);
     fence_proxy_async();
     bar_sync<H_DS_READY, H_CONS>();
 }
@@ -319,19 +347,20 @@ static __device__ __forceinline__ void h_release(uint64_t *bar, int st, float (&
     mbar_arrive(&bar[H_EMPTY + st]);
 }
 
-/* dQ = dS K, this consumer's columns [cw d/2, cw d/2 + d/2) over all 128 keys: wgmma SS with both
- * operands transposed, A = dS^T as stored (keys by queries, read M-major: 16-key steps 2048 bytes
- * apart), B = K (keys by d, N-major, the same steps; at d = 64 consumer 1 starts 64 bytes into the
- * row). Committed, not waited for. */
-template <int D, bool BF16>
+/* dQ = dS K, this consumer's columns [cw D/2, cw D/2 + D/2) over the block's BC keys: wgmma SS
+ * with both operands transposed, A = dS^T as stored (keys by queries, read M-major: 16-key steps
+ * 2048 bytes apart), B = K (keys by d, N-major, the same steps, chunks of 64 columns BC rows long;
+ * at D = 64 consumer 1 starts 64 bytes into the row). Committed, not waited for. */
+template <int D, int BC, bool BF16>
 static __device__ __forceinline__ void h_dq_product(float (&dq)[D / 4], const unsigned char *sds, uint32_t k, int cw)
 {
-    const uint32_t kb_a = k + (D == 128 ? cw * H_BC * 128 : cw * 64);
+    const int col = cw * D / 2;
+    const uint32_t kb_a = k + (col / 64) * BC * 128 + (col % 64) * 2;
     wgmma_fence();
 #pragma unroll
-    for (int kb = 0; kb < H_BC / 16; kb++)
-        wgmma_ss_tt<D / 2, BF16>(dq, wgmma_desc(smem_addr(sds) + kb * 2048, H_BC * 128, 1024),
-                                 wgmma_desc(kb_a + kb * 2048, H_BC * 128, 1024), kb > 0);
+    for (int kb = 0; kb < BC / 16; kb++)
+        wgmma_ss_tt<D / 2, BF16>(dq, wgmma_desc(smem_addr(sds) + kb * 2048, BC * 128, 1024),
+                                 wgmma_desc(kb_a + kb * 2048, BC * 128, 1024), kb > 0);
     wgmma_commit();
 }
 
@@ -354,22 +383,23 @@ static __device__ __forceinline__ void h_dq_out(float *sdq, const float (&dq)[D 
     bar_arrive<H_DQ_FULL, H_DQ_SYNC>();
 }
 
-/* After the walk: dK * scale and dV of this warpgroup's 64 keys, rounded, straight from the
- * registers (each written once: the block owns these keys, GQA's heads summed in the walk), two
- * columns a store. */
-template <int D, typename T>
-static __device__ __forceinline__ void h_store_dkdv(const float (&dk)[D / 2], const float (&dv)[D / 2], const h_walk &w,
-                                                    const h_params &p, int kw, int wq, int g, int c)
+/* After the walk: dK * scale and dV of this warpgroup's 64 keys (NC columns from col0), rounded,
+ * straight from the registers (each written once: the block owns these keys, GQA's heads summed in
+ * the walk), two columns a store; the padding's columns past d are not stored. */
+template <int NC, typename T>
+static __device__ __forceinline__ void h_store_dkdv(const float (&dk)[NC / 2], const float (&dv)[NC / 2], const h_walk &w,
+                                                    const h_params &p, int kw, int col0, int wq, int g, int c)
 {
     T *dK = reinterpret_cast<T *>(p.dK), *dV = reinterpret_cast<T *>(p.dV);
 #pragma unroll
     for (int hi = 0; hi < 2; hi++) {
         const int key = w.k0 + kw + 16 * wq + g + 8 * hi;
         if (key >= p.M) continue;
-        const size_t r = (((size_t)w.b * p.Hkv + w.kvh) * p.M + key) * D;
+        const size_t r = (((size_t)w.b * p.Hkv + w.kvh) * p.M + key) * p.d;
 #pragma unroll
-        for (int j = 0; j < D / 8; j++) {
-            const int col = 8 * j + 2 * c;
+        for (int j = 0; j < NC / 8; j++) {
+            const int col = col0 + 8 * j + 2 * c;
+            if (col >= p.d) break;
             *reinterpret_cast<uint32_t *>(dK + r + col) = pack2_t<T>(dk[4 * j + 2 * hi] * p.scale, dk[4 * j + 2 * hi + 1] * p.scale);
             *reinterpret_cast<uint32_t *>(dV + r + col) = pack2_t<T>(dv[4 * j + 2 * hi], dv[4 * j + 2 * hi + 1]);
         }
@@ -388,6 +418,7 @@ static __device__ __forceinline__ void h_consume(unsigned char *sm, uint64_t *ba
 {
     typedef h_smem<D> S;
     constexpr bool BF16 = storage_bf16<T>;
+    constexpr int BC = h_cfg<D>::BC;
     const int wq = (threadIdx.x / 32) % 4, lane = threadIdx.x % 32, g = lane / 4, c = lane % 4;
     const int kw = 64 * cw;                              /* this warpgroup's keys in the tile */
     const uint32_t base = smem_addr(sm);
@@ -413,35 +444,35 @@ static __device__ __forceinline__ void h_consume(unsigned char *sm, uint64_t *ba
 
         float s[H_BR / 2], dp[H_BR / 2];
         wgmma_fence();
-        h_ss_t<D, BF16>(s, base + S::K, kw, q_a);               /* S^T = K Q^T */
+        h_ss_t<D, BC, H_BR, BF16>(s, base + S::K, kw, q_a);     /* S^T = K Q^T */
         if constexpr (OV) {   /* the last tile's dQ stored while S^T runs (dP^T may take dq's registers) */
             if (i > 0) ov_dq_out<D>(sdq, dq, wq, g, c, cw);
             wgmma_fence();
         }
-        h_ss_t<D, BF16>(dp, base + S::V, kw, do_a);             /* dP^T = V dO^T */
+        h_ss_t<D, BC, H_BR, BF16>(dp, base + S::V, kw, do_a);   /* dP^T = V dO^T */
 
         wgmma_wait<1>();                                 /* S^T done, dP^T still running */
         wgmma_fence_regs(s);
         const float *sl = sL + st * H_BR, *sd = sD + st * H_BR;   /* the stage's LSE and D */
         const int key0 = w.k0 + kw + 16 * wq + g;        /* this thread's first key */
-        const bool mask = w.k0 + H_BC > p.M || (p.causal && w.k0 + kw + 63 > q0 + w.shift);
-        h_probs(s, sl, w, p, q0, key0, mask, c);
+        const bool mask = w.k0 + BC > p.M || (p.causal && w.k0 + kw + 63 > q0 + w.shift);
+        h_probs<H_BR>(s, sl, w, p, q0, key0, mask, c);
         uint32_t pa[H_BR / 16][4];
-        h_pack_a<T>(pa, s);
+        h_pack_a<T, H_BR>(pa, s);
         h_rs_acc<D, BF16>(dv, pa, do_a);                 /* dV += P^T dO */
 
         wgmma_wait<1>();                                 /* dP^T done, dV still running */
         wgmma_fence_regs(dp);
-        h_dsoftmax(dp, s, sd, c);
+        h_dsoftmax<H_BR>(dp, s, sd, c);
         uint32_t da[H_BR / 16][4];
-        h_pack_a<T>(da, dp);
+        h_pack_a<T, H_BR>(da, dp);
         h_rs_acc<D, BF16>(dk, da, q_a);                  /* dK += dS^T Q */
 
         unsigned char *sds = sm + S::DSB + st * S::DS;   /* buffer i % 2 */
         h_share_ds(sds, da, kw, wq, g, c);
         if constexpr (!OV) h_release<0, D>(bar, st, dv, dk);
         if constexpr (OV) ov_dead(dq);
-        h_dq_product<D, BF16>(dq, sds, base + S::K, cw);
+        h_dq_product<D, BC, BF16>(dq, sds, base + S::K, cw);
         if constexpr (OV) {
             h_release<1, D>(bar, st, dv, dk);            /* dQ left running into the next tile */
         } else {
@@ -455,8 +486,11 @@ static __device__ __forceinline__ void h_consume(unsigned char *sm, uint64_t *ba
         wgmma_fence_regs(dq);
         if (w.ntiles > 0) ov_dq_out<D>(sdq, dq, wq, g, c, cw);
     }
-    h_store_dkdv<D, T>(dk, dv, w, p, kw, wq, g, c);
+    h_store_dkdv<D, T>(dk, dv, w, p, kw, 0, wq, g, c);
 }
+
+/* d > 128 (DP = 256): the consumers split the columns, not the keys. */
+#include "bwd_wide.cuh"
 
 #endif /* __CUDA_ARCH_FEAT_SM90_ALL */
 
@@ -471,7 +505,7 @@ bwd_sm90(const __grid_constant__ CUtensorMap tq, const __grid_constant__ CUtenso
     const uint32_t a = smem_addr(smem_raw);
     unsigned char *sm = smem_raw + (((a + 1023) & ~1023u) - a);
     uint64_t *bar = reinterpret_cast<uint64_t *>(sm + S::BAR);
-    const h_walk w = h_walk_of(p);
+    const h_walk w = h_walk_of<h_cfg<D>::BC>(p);
 
     if (threadIdx.x == 0) {
         tma_prefetch_map(&tq); tma_prefetch_map(&tk); tma_prefetch_map(&tv); tma_prefetch_map(&tdo);
@@ -490,7 +524,8 @@ bwd_sm90(const __grid_constant__ CUtensorMap tq, const __grid_constant__ CUtenso
         else if (threadIdx.x < 64) h_write_dq<D>(sm, w, p);
     } else {
         setmaxnreg_inc<H_REGS>();
-        h_consume<D, T, OV>(sm, bar, w, p, threadIdx.x / 128 - 1);
+        if constexpr (h_cfg<D>::WIDE) h_consume_wide<D, T, OV>(sm, bar, w, p, threadIdx.x / 128 - 1);
+        else h_consume<D, T, OV>(sm, bar, w, p, threadIdx.x / 128 - 1);
     }
 #endif
 }
@@ -500,14 +535,21 @@ bwd_sm90(const __grid_constant__ CUtensorMap tq, const __grid_constant__ CUtenso
 
 static size_t smem_08c(int d)
 {
-    return d == 64 ? h_smem<64>::bytes : h_smem<128>::bytes;
+    const int dp = h_dp(d);
+    return dp == 64 ? h_smem<64>::bytes : dp == 128 ? h_smem<128>::bytes : h_smem<256>::bytes;
 }
 
-/* workspace: 08a's: the float32 dQ accumulator [B,Hq,N,d], then D and LSE in log2 units */
+/* the float32 dQ accumulator's elements, [B,Hq,N,DP]: rows of the padded head dim */
+static size_t h_dq_elems(const attn_shape *s)
+{
+    return (size_t)s->B * s->Hq * s->N * h_dp(s->d);
+}
+
+/* workspace: the float32 dQ accumulator, then D and LSE in log2 units (08a's, with padded rows) */
 static size_t workspace_08c(const attn_shape *s, const attn_env *env)
 {
     (void)env;
-    return attn_q_elems(s) * sizeof(float) + 2 * attn_lse_elems(s) * sizeof(float);
+    return h_dq_elems(s) * sizeof(float) + 2 * attn_lse_elems(s) * sizeof(float);
 }
 
 /* 08c's and 08d's refusals: the same kernel, the same shapes */
@@ -518,7 +560,7 @@ static int h_refuse(const char *id, const attn_shape *s, const attn_env *env, ch
                  env->cc_major, env->cc_minor);
         return 1;
     }
-    return bwd_refuse(s, env, why, n, s->d == 64 || s->d == 128 ? smem_08c(s->d) : 0);
+    return bwd_refuse(s, env, why, n, s->d % 8 == 0 && s->d <= 256 ? smem_08c(s->d) : 0, 1);
 }
 
 static int unsupported_08c(const attn_shape *s, const attn_env *env, char *why, size_t n)
@@ -538,26 +580,28 @@ static const char *launch_08c(const attn_args *a, cudaStream_t st, float *dQacc,
     const attn_grads *gr = a->grad;
     const long rows = (long)s->B * s->Hq * s->N;
     bwd_pre<D, T><<<(unsigned)((rows + 7) / 8), 256, 0, st>>>((const T *)a->o, (const T *)gr->dout, a->lse, Dvec, Lsc,
-                                                              dQacc, rows);
+                                                              dQacc, rows, s->d);
     RUNG_LAUNCHED(bwd_pre);
 
-    /* Q and dO as [B*Hq][N][d] in boxes of 64 rows, K and V as [B*Hkv][M][d] in boxes of 128 */
+    /* Q and dO as [B*Hq][N][d] in boxes of 64 rows, K and V as [B*Hkv][M][d] in boxes of BC; the
+     * columns past d read as zeros */
+    constexpr int BC = h_cfg<D>::BC;
     CUtensorMap tq, tk, tv, tdo;
     const char *err;
-    if ((err = tensor_map_3d(&tq, a->q, s->dtype, D, s->N, s->B * s->Hq, H_BR)) ||
-        (err = tensor_map_3d(&tdo, gr->dout, s->dtype, D, s->N, s->B * s->Hq, H_BR)) ||
-        (err = tensor_map_3d(&tk, a->k, s->dtype, D, s->M, s->B * s->Hkv, H_BC)) ||
-        (err = tensor_map_3d(&tv, a->v, s->dtype, D, s->M, s->B * s->Hkv, H_BC)))
+    if ((err = tensor_map_3d(&tq, a->q, s->dtype, s->d, s->N, s->B * s->Hq, H_BR)) ||
+        (err = tensor_map_3d(&tdo, gr->dout, s->dtype, s->d, s->N, s->B * s->Hq, H_BR)) ||
+        (err = tensor_map_3d(&tk, a->k, s->dtype, s->d, s->M, s->B * s->Hkv, BC)) ||
+        (err = tensor_map_3d(&tv, a->v, s->dtype, s->d, s->M, s->B * s->Hkv, BC)))
         return err;
 
-    h_params p = {Lsc, Dvec, dQacc, gr->dk, gr->dv, s->Hq, s->Hkv, s->N, s->M, s->causal, bwd_section(s), s->scale,
+    h_params p = {Lsc, Dvec, dQacc, gr->dk, gr->dv, s->Hq, s->Hkv, s->N, s->M, s->d, s->causal, bwd_section(s), s->scale,
                   s->scale * LOG2E};
     const size_t smem = h_smem<D>::bytes;
     RUNG_CUDA(cudaFuncSetAttribute(bwd_sm90<D, T, OV>, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
-    const unsigned grid = (unsigned)((s->M + H_BC - 1) / H_BC) * s->Hkv * s->B;
+    const unsigned grid = (unsigned)((s->M + BC - 1) / BC) * s->Hkv * s->B;
     bwd_sm90<D, T, OV><<<grid, H_THREADS, smem, st>>>(tq, tk, tv, tdo, p);
     RUNG_LAUNCHED(bwd_sm90);
-    return bwd_dq_convert(a, st, dQacc);
+    return bwd_dq_convert(a, st, dQacc, D);
 }
 
 /* OV: 08d's consumer loop (bwd_overlap.cuh); the workspace, the launches and the grid are 08c's */
@@ -567,12 +611,12 @@ static const char *h_run(const attn_args *a, cudaStream_t st)
     const attn_shape *s = &a->shape;
     if (!a->grad) return "rung 08 is a backward pass: the driver gives it no gradients (rung_grad_own missing?)";
     float *dQacc = (float *)a->workspace;
-    float *Dvec = dQacc + attn_q_elems(s);
+    float *Dvec = dQacc + h_dq_elems(s);
     float *Lsc = Dvec + attn_lse_elems(s);
-    const int bf = s->dtype == ATTN_BF16;
-    if (s->d == 64) return bf ? launch_08c<64, __nv_bfloat16, OV>(a, st, dQacc, Dvec, Lsc) : launch_08c<64, __half, OV>(a, st, dQacc, Dvec, Lsc);
-    if (s->d == 128) return bf ? launch_08c<128, __nv_bfloat16, OV>(a, st, dQacc, Dvec, Lsc) : launch_08c<128, __half, OV>(a, st, dQacc, Dvec, Lsc);
-    return OV ? "08d runs head dims 64 and 128" : "08c runs head dims 64 and 128";
+    const int bf = s->dtype == ATTN_BF16, dp = h_dp(s->d);
+    if (dp == 64) return bf ? launch_08c<64, __nv_bfloat16, OV>(a, st, dQacc, Dvec, Lsc) : launch_08c<64, __half, OV>(a, st, dQacc, Dvec, Lsc);
+    if (dp == 128) return bf ? launch_08c<128, __nv_bfloat16, OV>(a, st, dQacc, Dvec, Lsc) : launch_08c<128, __half, OV>(a, st, dQacc, Dvec, Lsc);
+    return bf ? launch_08c<256, __nv_bfloat16, OV>(a, st, dQacc, Dvec, Lsc) : launch_08c<256, __half, OV>(a, st, dQacc, Dvec, Lsc);
 }
 
 static const char *run_08c(const attn_args *a, cudaStream_t st)

@@ -1,5 +1,5 @@
-/* The two Hopper instructions only rung 08's backward (08_backward/hopper_bwd.cu) uses, for its dQ,
- * on common/hopper.cuh's wrappers and macros. */
+/* The Hopper instructions only rung 08's backward (08_backward/hopper_bwd.cu) uses, on
+ * common/hopper.cuh's wrappers and macros: for its dQ, and for dV and dK at d > 128. */
 #ifndef HOPPER_BWD_CUH
 #define HOPPER_BWD_CUH
 
@@ -26,6 +26,18 @@ static __device__ __forceinline__ void wgmma_ss_tt(float (&d)[N / 2], uint64_t d
     static_assert(N % 16 == 0 && N >= 16 && N <= 256, "wgmma N: a multiple of 16 up to 256");
     constexpr int G = N / 16;
     if constexpr (BF16) { WGMMA_BY_N(WGMMA_SS_TT_ASM, "bf16") } else { WGMMA_BY_N(WGMMA_SS_TT_ASM, "f16") }
+}
+
+/* hopper.cuh's wgmma_ss with B transposed: A K-major and B N-major, both from shared memory. Rung
+ * 08 at d > 128 (bwd_wide.cuh): dV += P^T dO and dK += dS^T Q with P^T and dS^T stored keys by
+ * queries (K-major) and dO and Q as loaded (queries by d: N-major, as the forward's V). */
+#define WGMMA_SS_NT_ASM(G, NS, TY) WGMMA_SS_GEN(G, NS, TY, "k16", ", 0, 1")
+template <int N, bool BF16>
+static __device__ __forceinline__ void wgmma_ss_nt(float (&d)[N / 2], uint64_t da, uint64_t db, int acc)
+{
+    static_assert(N % 16 == 0 && N >= 16 && N <= 256, "wgmma N: a multiple of 16 up to 256");
+    constexpr int G = N / 16;
+    if constexpr (BF16) { WGMMA_BY_N(WGMMA_SS_NT_ASM, "bf16") } else { WGMMA_BY_N(WGMMA_SS_NT_ASM, "f16") }
 }
 
 #endif
