@@ -37,15 +37,17 @@
 
 /* dQ (dq[4 j + e]: row 16 wq + g (+8 for e >= 2), column cw D/2 + 8 j + 2 c (+1 for odd e)) into the
  * plain float32 rows of sdq, D floats a row, four j at a time in the lane's order k ^ (g % 4). */
-template <int D>
-static __device__ __forceinline__ void ov_store_dq(float *sdq, const float (&dq)[D / 4], int wq, int g, int c, int cw)
+template <int D, int BR>
+static __device__ __forceinline__ void ov_store_dq(float *sdq, const float (&dq)[h_dq_part<D, BR>::QN / 2], int wq, int g,
+                                                   int c, int cw)
 {
-    constexpr int QN = D / 2;
+    typedef h_dq_part<D, BR> P;
+    constexpr int QN = P::QN;
     const bool b0 = g & 1, b1 = g & 2;
     const int r = g & 3;
 #pragma unroll
     for (int hi = 0; hi < 2; hi++) {
-        float *row = sdq + (16 * wq + g + 8 * hi) * D + cw * QN + 2 * c;
+        float *row = sdq + (P::row0(cw) + 16 * wq + g + 8 * hi) * D + P::col0(cw) + 2 * c;
 #pragma unroll
         for (int jb = 0; jb < QN / 32; jb++) {
             float2 v[4], u[4];
@@ -73,11 +75,12 @@ static __device__ __forceinline__ void ov_dead(float (&d)[n])
 
 /* A tile's dQ, once waited for, to shared memory and the dQ warp: 08c's hand-off (h_dq_out: the
  * buffer free, the stores, the proxy fence, the arrival) with the stores above. */
-template <int D>
-static __device__ __forceinline__ void ov_dq_out(float *sdq, float (&dq)[D / 4], int wq, int g, int c, int cw)
+template <int D, int BR>
+static __device__ __forceinline__ void ov_dq_out(float *sdq, float (&dq)[h_dq_part<D, BR>::QN / 2], int wq, int g, int c,
+                                                 int cw)
 {
     bar_sync<H_DQ_EMPTY, H_DQ_SYNC>();
-    ov_store_dq<D>(sdq, dq, wq, g, c, cw);
+    ov_store_dq<D, BR>(sdq, dq, wq, g, c, cw);
     fence_proxy_async();
     bar_arrive<H_DQ_FULL, H_DQ_SYNC>();
 }

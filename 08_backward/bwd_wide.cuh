@@ -59,14 +59,14 @@ static __device__ __forceinline__ void h_consume_wide(unsigned char *sm, uint64_
     for (int i = 0; i < w.ntiles; i++) {
         const int st = i % ST;
         int plane, q0;
-        h_tile(w, p, i, &plane, &q0);
+        h_tile<H_BR>(w, p, i, &plane, &q0);
         mbar_wait(&bar[H_FULL + st], (i / ST) & 1);
         const uint32_t q_a = base + S::Q + st * S::QT, do_a = base + S::DO + st * S::QT;
 
         float s[NQ / 2], dp[NQ / 2];                     /* 64 keys x this consumer's 32 queries */
         wgmma_fence();
-        h_ss_t<D, BC, NQ, BF16>(s, base + S::K, 0, q_a + q_off * 128);    /* S^T = K Q^T */
-        h_ss_t<D, BC, NQ, BF16>(dp, base + S::V, 0, do_a + q_off * 128);  /* dP^T = V dO^T */
+        h_ss_t<D, BC, H_BR, NQ, BF16>(s, base + S::K, 0, q_a + q_off * 128);    /* S^T = K Q^T */
+        h_ss_t<D, BC, H_BR, NQ, BF16>(dp, base + S::V, 0, do_a + q_off * 128);  /* dP^T = V dO^T */
 
         wgmma_wait<1>();
         wgmma_fence_regs(s);
@@ -77,14 +77,14 @@ static __device__ __forceinline__ void h_consume_wide(unsigned char *sm, uint64_
         uint32_t pa[NQ / 16][4];
         h_pack_a<T, NQ>(pa, s);
         unsigned char *spb = sm + S::PB + (i & 1) * S::DS, *sds = sm + S::DSB + (i & 1) * S::DS;
-        h_put_t<NQ>(spb, pa, 0, q_off, wq, g, c);
+        h_put_t<NQ, BC>(spb, pa, 0, q_off, wq, g, c);
 
         wgmma_wait<0>();
         wgmma_fence_regs(dp);
         h_dsoftmax<NQ>(dp, s, sd, c);
         uint32_t da[NQ / 16][4];
         h_pack_a<T, NQ>(da, dp);
-        h_put_t<NQ>(sds, da, 0, q_off, wq, g, c);
+        h_put_t<NQ, BC>(sds, da, 0, q_off, wq, g, c);
         fence_proxy_async();
         bar_sync<H_DS_READY, H_CONS>();                  /* both consumers' P^T and dS^T written */
 
@@ -92,12 +92,12 @@ static __device__ __forceinline__ void h_consume_wide(unsigned char *sm, uint64_
         h_ss_cols<DH, BF16>(dv, smem_addr(spb), do_a + cols);   /* dV += P^T dO */
         h_ss_cols<DH, BF16>(dk, smem_addr(sds), q_a + cols);    /* dK += dS^T Q */
         float dq[D / 4];
-        h_dq_product<D, BC, BF16>(dq, sds, base + S::K, cw);   /* dQ = dS K */
+        h_dq_product<D, BC, H_BR, BF16>(dq, sds, base + S::K, cw);   /* dQ = dS K */
         h_release<1, DH>(bar, st, dv, dk);
         wgmma_wait<0>();
         wgmma_fence_regs(dq);
-        if constexpr (OV) ov_dq_out<D>(sdq, dq, wq, g, c, cw);
-        else h_dq_out<D>(sdq, dq, wq, g, c, cw);
+        if constexpr (OV) ov_dq_out<D, H_BR>(sdq, dq, wq, g, c, cw);
+        else h_dq_out<D, H_BR>(sdq, dq, wq, g, c, cw);
     }
     h_store_dkdv<DH, T>(dk, dv, w, p, 0, DH * cw, wq, g, c);
 }

@@ -5,11 +5,13 @@
  * Three kernels, launched in order on the rung's stream:
  *   1. bwd_pre     fa2_bwd.cuh (08a's): D_i = rowsum(dO_i o O_i), LSE_i in log2 units (+inf for a row
  *                  that sees no key), the row of the dQ accumulator zeroed.
- *   2. bwd_sm90    grid ceil(M/128) * Hkv * B (causal: KV heads in L2-sized sections, bwd_section;
+ *   2. bwd_sm90    grid ceil(M/BC) * Hkv * B (causal: KV heads in L2-sized sections, bwd_section;
  *                  in a section every head's first key tile first, the heaviest, as 08a's order),
  *                  384 threads: warpgroup 0 the producer, warpgroups 1 and 2 the consumers. One block
- *                  owns BC = 128 keys of one KV head and walks the query tiles (BR = 64 rows) of every
- *                  query head of the group that see one of its keys (08a's walk).
+ *                  owns BC keys of one KV head and walks the query tiles (BR rows) of every query
+ *                  head of the group that see one of its keys (08a's walk). BC and BR by head dim
+ *                  (h_cfg, the tile table): 128 and 64 at d <= 128, 128 and 128 at d <= 64, 64 and
+ *                  64 above 128. Below, the tile of d = 128.
  *                  Producer, warp 0: K and V once (TMA, one mbarrier), then per query tile Q and dO
  *                  (TMA) and LSE and D (its 32 lanes, plain loads: a head's rows start anywhere, not
  *                  on the 16 bytes a bulk copy needs) into a two-stage ring of full/empty mbarriers.
@@ -48,14 +50,15 @@
  * thread of a warp that does nothing else; dQ leaves through shared memory and one bulk reduce-add
  * a tile (08a: 16 K red.global.add.v2 a tile at d = 128) issued off the consumers' path.
  * Against FlashAttention-3's backward (read for its design, hopper/mainloop_bwd_sm90_tma_gmma_ws.hpp):
- * the same roles and the same dQ path; FA3 at d = 64 takes 128-query tiles and splits dQ by rows
- * between its consumers, and keeps P and dS in shared memory where its layouts need them; here one
- * tile shape for both head dims and P never leaves the registers.
+ * the same roles and the same dQ path; FA3 sizes its tiles per head dim, as h_cfg does here (at
+ * d = 64 128-query tiles with dQ split by rows between the consumers), and keeps P and dS in shared
+ * memory where its layouts need them; here P stays in registers up to d = 128.
  *
  * Masks as 08a's: Q and dO rows past N are TMA's zero fill and their LSE is +inf (P = 0); keys past
  * M are zero-filled and masked (P = 0); causal, keys above the diagonal P = 0, tested only where a
- * consumer's 64 keys cross it. dQ rows past N are not added (the bulk copy's size). Head dims 64 and
- * 128, float16 and bfloat16; sm_90a only (the kernel body is empty in the sm_80 build).
+ * consumer's 64 keys cross it. dQ rows past N are not added (the bulk copy's size). Every head dim
+ * that is a multiple of 8 up to 256, zero-padded to 64, 128 or 256; float16 and bfloat16; sm_90a
+ * only (the kernel body is empty in the sm_80 build).
  *
  * Step d (08d) is this kernel with its template bool OV set: the same roles, barriers and shared
  * memory, and a consumer loop that overlaps dQ (bwd_overlap.cuh). OV = false is 08c, instruction for
@@ -66,7 +69,7 @@
 #include "../common/tensor_map.h"
 #include "fa2_bwd.cuh"
 
-#define H_BR 64                   /* query rows a tile */
+#define H_BR 64                   /* query rows a tile (at d = 64, 128: h_cfg) */
 #define H_THREADS 384             /* producer warpgroup + two consumers */
 #define H_REGS 240                /* a consumer thread's registers after setmaxnreg (producer 24) */
 
@@ -79,14 +82,17 @@ enum { H_DS_READY = 1, H_DQ_FULL = 2, H_DQ_EMPTY = 3 };
 /* The tile table. d is padded to DP = 64, 128 or 256 (h_dp) with zero columns: TMA fills the
  * columns past d with zeros, which add nothing to S^T, dP^T or dQ, and the dK and dV columns past d
  * are not stored. Up to DP = 128 a consumer owns 64 of the block's 128 keys and all DP columns of
- * their dK and dV (DP registers a thread). At DP = 256 that would be 256 registers: the block owns
- * 64 keys and its two consumers split the columns instead (WIDE, bwd_wide.cuh), and Q and dO keep
- * one stage, so that shared memory holds the tiles. */
+ * their dK and dV (DP registers a thread). At DP = 64 a tile has 128 query rows, so that a tile's
+ * fixed work (waits, barriers, the LSE and D, the dQ hand-off) is spread over twice the products;
+ * the consumers then split dQ by rows (h_dq_part). At DP = 256 a consumer's dK and dV would take 256
+ * registers: the block owns 64 keys and its two consumers split the columns instead (WIDE,
+ * bwd_wide.cuh), and Q and dO keep one stage, so that shared memory holds the tiles. */
 template <int DP>
 struct h_cfg {
     static constexpr bool WIDE = DP > 128;
     static constexpr int BC = WIDE ? 64 : 128;   /* keys a block */
     static constexpr int ST = WIDE ? 1 : 2;      /* stages of the Q and dO ring */
+    static constexpr int BR = DP == 64 ? 2 * H_BR : H_BR;   /* query rows a tile */
 };
 static inline int h_dp(int d) { return d <= 64 ? 64 : d <= 128 ? 128 : 256; }
 
@@ -95,10 +101,10 @@ static inline int h_dp(int d) { return d <= 64 ? 64 : d <= 128 ? 128 : 256; }
 template <int DP>
 struct h_smem {
     typedef h_cfg<DP> C;
-    static constexpr uint32_t KV = C::BC * DP * 2, QT = H_BR * DP * 2, DS = C::BC * H_BR * 2, DQ = H_BR * DP * 4;
+    static constexpr uint32_t KV = C::BC * DP * 2, QT = C::BR * DP * 2, DS = C::BC * C::BR * 2, DQ = C::BR * DP * 4;
     static constexpr uint32_t K = 0, V = K + KV, Q = V + KV, DO = Q + C::ST * QT, DSB = DO + C::ST * QT;
     static constexpr uint32_t PB = DSB + 2 * DS, DQB = PB + (C::WIDE ? 2 * DS : 0);
-    static constexpr uint32_t L = DQB + DQ, DV = L + C::ST * H_BR * 4, BAR = DV + C::ST * H_BR * 4;
+    static constexpr uint32_t L = DQB + DQ, DV = L + C::ST * C::BR * 4, BAR = DV + C::ST * C::BR * 4;
     static constexpr uint32_t END = BAR + 8 * 8;
     static constexpr size_t bytes = END + 1024;   /* + the alignment of the base */
 };
@@ -123,7 +129,7 @@ typedef struct h_walk {
     int k0, b, kvh, G, shift, q_start, tiles_head, ntiles;
 } h_walk;
 
-template <int BC>
+template <int BC, int BR>
 static __device__ __forceinline__ h_walk h_walk_of(const h_params &p)
 {
     h_walk w;
@@ -135,17 +141,18 @@ static __device__ __forceinline__ h_walk h_walk_of(const h_params &p)
     w.G = p.Hq / p.Hkv;
     w.shift = p.M - p.N;
     const int q_first = p.causal ? max(0, w.k0 - w.shift) : 0;
-    w.q_start = q_first / H_BR * H_BR;
-    w.tiles_head = w.q_start < p.N ? (p.N - w.q_start + H_BR - 1) / H_BR : 0;
+    w.q_start = q_first / BR * BR;
+    w.tiles_head = w.q_start < p.N ? (p.N - w.q_start + BR - 1) / BR : 0;
     w.ntiles = w.G * w.tiles_head;
     return w;
 }
 
 /* Query tile i of the walk: its query plane (b, head) and first row. */
+template <int BR>
 static __device__ __forceinline__ void h_tile(const h_walk &w, const h_params &p, int i, int *plane, int *q0)
 {
     *plane = w.b * p.Hq + w.kvh * w.G + i / w.tiles_head;
-    *q0 = w.q_start + (i % w.tiles_head) * H_BR;
+    *q0 = w.q_start + (i % w.tiles_head) * BR;
 }
 
 /* Producer warp 0: K, V, then the query tiles through the ring of ST stages. */
@@ -155,7 +162,7 @@ static __device__ __forceinline__ void h_produce(unsigned char *sm, uint64_t *ba
                                                  const h_walk &w, const h_params &p)
 {
     typedef h_smem<D> S;
-    constexpr int CH = D / 64, BC = h_cfg<D>::BC, ST = h_cfg<D>::ST;
+    constexpr int CH = D / 64, BC = h_cfg<D>::BC, ST = h_cfg<D>::ST, BR = h_cfg<D>::BR;
     const int lane = threadIdx.x % 32;
     const int kvp = w.b * p.Hkv + w.kvh;
     if (lane == 0) {
@@ -170,22 +177,22 @@ static __device__ __forceinline__ void h_produce(unsigned char *sm, uint64_t *ba
         const int st = i % ST;
         if (i >= ST) mbar_wait(&bar[H_EMPTY + st], (i / ST - 1) & 1);
         int plane, q0;
-        h_tile(w, p, i, &plane, &q0);
+        h_tile<BR>(w, p, i, &plane, &q0);
         if (lane == 0) {
             mbar_arrive_expect_tx(&bar[H_FULL + st], 2 * S::QT);
             for (int ch = 0; ch < CH; ch++) {
-                tma_load_3d(sm + S::Q + st * S::QT + ch * H_BR * 128, tq, &bar[H_FULL + st], ch * 64, q0, plane);
-                tma_load_3d(sm + S::DO + st * S::QT + ch * H_BR * 128, tdo, &bar[H_FULL + st], ch * 64, q0, plane);
+                tma_load_3d(sm + S::Q + st * S::QT + ch * BR * 128, tq, &bar[H_FULL + st], ch * 64, q0, plane);
+                tma_load_3d(sm + S::DO + st * S::QT + ch * BR * 128, tdo, &bar[H_FULL + st], ch * 64, q0, plane);
             }
         }
         /* LSE (log2 units) and D of the tile's rows; rows past N: LSE = +inf, so P = 0 */
         const size_t row = (size_t)plane * p.N + q0;
 #pragma unroll
-        for (int h = 0; h < 2; h++) {
+        for (int h = 0; h < BR / 32; h++) {
             const int r = lane + 32 * h;
             const bool in = q0 + r < p.N;
-            sL[st * H_BR + r] = in ? p.Lsc[row + r] : INFINITY;
-            sD[st * H_BR + r] = in ? p.Dvec[row + r] : 0.0f;
+            sL[st * BR + r] = in ? p.Lsc[row + r] : INFINITY;
+            sD[st * BR + r] = in ? p.Dvec[row + r] : 0.0f;
         }
         mbar_arrive(&bar[H_FULL + st]);   /* each lane's stores released by its own arrival (lane 0: its second) */
     }
@@ -196,15 +203,16 @@ template <int D>
 static __device__ __forceinline__ void h_write_dq(unsigned char *sm, const h_walk &w, const h_params &p)
 {
     typedef h_smem<D> S;
+    constexpr int BR = h_cfg<D>::BR;
     const bool lead = threadIdx.x % 32 == 0;
     const float *sdq = reinterpret_cast<const float *>(sm + S::DQB);
     if (w.ntiles > 0) bar_arrive<H_DQ_EMPTY, H_DQ_SYNC>();   /* the buffer starts free */
     for (int i = 0; i < w.ntiles; i++) {
         bar_sync<H_DQ_FULL, H_DQ_SYNC>();
         int plane, q0;
-        h_tile(w, p, i, &plane, &q0);
+        h_tile<BR>(w, p, i, &plane, &q0);
         if (lead) {
-            const int rows = min(H_BR, p.N - q0);
+            const int rows = min(BR, p.N - q0);
             bulk_reduce_add_f32(p.dQacc + ((size_t)plane * p.N + q0) * D, sdq, (uint32_t)rows * D * 4);
             bulk_commit();
             bulk_wait_read<0>();
@@ -221,14 +229,14 @@ static __device__ __forceinline__ void h_write_dq(unsigned char *sm, const h_wal
  * the tile's 64 queries (the stage's Q or dO at q): wgmma SS, both operands K-major as TMA loads them
  * (16 columns = 32 bytes a k step, chunks of 64 columns). Committed, not waited for: the caller
  * issues both products before it waits for the first, so that P^T's exponentials run under dP^T. */
-template <int D, int BC, int NQ, bool BF16>
+template <int D, int BC, int BR, int NQ, bool BF16>
 static __device__ __forceinline__ void h_ss_t(float (&acc)[NQ / 2], uint32_t kv, int kw, uint32_t q)
 {
 #pragma unroll
     for (int kk = 0; kk < D / 16; kk++) {
         const uint32_t off = (kk % 4) * 32;
         const uint64_t da = wgmma_desc(kv + (kk / 4) * BC * 128 + kw * 128 + off, 16, 1024);
-        const uint64_t db = wgmma_desc(q + (kk / 4) * H_BR * 128 + off, 16, 1024);
+        const uint64_t db = wgmma_desc(q + (kk / 4) * BR * 128 + off, 16, 1024);
         wgmma_ss<NQ, BF16>(acc, da, db, kk > 0);
     }
     wgmma_commit();
@@ -275,14 +283,14 @@ static __device__ __forceinline__ void h_pack_a(uint32_t (&a)[NQ / 16][4], const
 /* dV += P^T dO or dK += dS^T Q: acc (64 keys x D, float32 in registers for the whole walk) += A B over
  * the tile's 64 queries, A from registers (h_pack_a), B the stage's dO or Q at b (N-major: 16-query
  * steps 2048 bytes apart, chunks of 64 columns). Committed, not waited for. */
-template <int D, bool BF16>
-static __device__ __forceinline__ void h_rs_acc(float (&acc)[D / 2], const uint32_t (&a)[H_BR / 16][4], uint32_t b)
+template <int D, int BR, bool BF16>
+static __device__ __forceinline__ void h_rs_acc(float (&acc)[D / 2], const uint32_t (&a)[BR / 16][4], uint32_t b)
 {
     wgmma_fence_regs(acc);
     wgmma_fence();
 #pragma unroll
-    for (int kb = 0; kb < H_BR / 16; kb++)
-        wgmma_rs<D, BF16>(acc, a[kb], wgmma_desc(b + kb * 2048, H_BR * 128, 1024), 1);
+    for (int kb = 0; kb < BR / 16; kb++)
+        wgmma_rs<D, BF16>(acc, a[kb], wgmma_desc(b + kb * 2048, BR * 128, 1024), 1);
     wgmma_commit();
 }
 
@@ -308,8 +316,8 @@ static __device__ __forceinline__ uint32_t h_sw128(int row, int col)
 }
 
 /* A packed keys-by-queries accumulator (P^T or dS^T, NQ queries from column q_off) into a buffer of
- * 64 query columns, rows kw + 16 wq + g (+8), 128B-swizzled. */
-template <int NQ>
+ * BC key rows, rows kw + 16 wq + g (+8), 128B-swizzled, in chunks of 64 query columns. */
+template <int NQ, int BC>
 static __device__ __forceinline__ void h_put_t(unsigned char *buf, const uint32_t (&a)[NQ / 16][4], int kw, int q_off,
                                                int wq, int g, int c)
 {
@@ -318,7 +326,7 @@ static __device__ __forceinline__ void h_put_t(unsigned char *buf, const uint32_
 #pragma unroll
         for (int r = 0; r < 4; r++) {   /* r: row g or g + 8 (odd r), columns 16 kb + 2 c (+8 for r >= 2) */
             const int row = kw + 16 * wq + g + (r & 1) * 8, col = q_off + 16 * kb + (r >> 1) * 8 + 2 * c;
-            *reinterpret_cast<uint32_t *>(buf + h_sw128(row, col)) = a[kb][r];
+            *reinterpret_cast<uint32_t *>(buf + (col / 64) * BC * 128 + h_sw128(row, col % 64)) = a[kb][r];
         }
 }
 
@@ -326,10 +334,11 @@ static __device__ __forceinline__ void h_put_t(unsigned char *buf, const uint32_
  * keys, so a named barrier over both follows. With two buffers that barrier also proves the one
  * being written was read two tiles ago, by the dQ product the other consumer issued before the last
  * tile's barrier. */
-static __device__ __forceinline__ void h_share_ds(unsigned char *sds, const uint32_t (&a)[H_BR / 16][4], int kw, int wq,
+template <int BR, int BC>
+static __device__ __forceinline__ void h_share_ds(unsigned char *sds, const uint32_t (&a)[BR / 16][4], int kw, int wq,
                                                   int g, int c)
 {
-    h_put_t<H_BR>(sds, a, kw, 0, wq, g, c);
+    h_put_t<BR, BC>(sds, a, kw, 0, wq, g, c);
     fence_proxy_async();
     bar_sync<H_DS_READY, H_CONS>();
 }
@@ -347,36 +356,50 @@ static __device__ __forceinline__ void h_release(uint64_t *bar, int st, float (&
     mbar_arrive(&bar[H_EMPTY + st]);
 }
 
-/* dQ = dS K, this consumer's columns [cw D/2, cw D/2 + D/2) over the block's BC keys: wgmma SS
- * with both operands transposed, A = dS^T as stored (keys by queries, read M-major: 16-key steps
- * 2048 bytes apart), B = K (keys by d, N-major, the same steps, chunks of 64 columns BC rows long;
- * at D = 64 consumer 1 starts 64 bytes into the row). Committed, not waited for. */
-template <int D, int BC, bool BF16>
-static __device__ __forceinline__ void h_dq_product(float (&dq)[D / 4], const unsigned char *sds, uint32_t k, int cw)
+/* A consumer's part of a tile's dQ: 64 rows from h_dq_row0, h_dq_cols<D, BR> columns from
+ * h_dq_col0. A 64-row tile splits the columns between the two consumers, a 128-row tile (d = 64)
+ * the rows. */
+template <int D, int BR> struct h_dq_part {
+    static constexpr int QN = D * BR / 128;                        /* columns */
+    static __device__ __forceinline__ int row0(int cw) { return BR > 64 ? 64 * cw : 0; }
+    static __device__ __forceinline__ int col0(int cw) { return BR > 64 ? 0 : cw * QN; }
+};
+
+/* dQ = dS K, this consumer's part over the block's BC keys: wgmma SS with both operands
+ * transposed, A = dS^T as stored (keys by queries, read M-major: 16-key steps 2048 bytes apart,
+ * chunks of 64 queries), B = K (keys by d, N-major, the same steps, chunks of 64 columns BC rows
+ * long; at D = 64 and BR = 64 consumer 1 starts 64 bytes into the row). Committed, not waited for. */
+template <int D, int BC, int BR, bool BF16>
+static __device__ __forceinline__ void h_dq_product(float (&dq)[h_dq_part<D, BR>::QN / 2], const unsigned char *sds,
+                                                    uint32_t k, int cw)
 {
-    const int col = cw * D / 2;
+    typedef h_dq_part<D, BR> P;
+    const int col = P::col0(cw);
+    const uint32_t a0 = smem_addr(sds) + (P::row0(cw) / 64) * BC * 128;
     const uint32_t kb_a = k + (col / 64) * BC * 128 + (col % 64) * 2;
     wgmma_fence();
 #pragma unroll
     for (int kb = 0; kb < BC / 16; kb++)
-        wgmma_ss_tt<D / 2, BF16>(dq, wgmma_desc(smem_addr(sds) + kb * 2048, BC * 128, 1024),
+        wgmma_ss_tt<P::QN, BF16>(dq, wgmma_desc(a0 + kb * 2048, BC * 128, 1024),
                                  wgmma_desc(kb_a + kb * 2048, BC * 128, 1024), kb > 0);
     wgmma_commit();
 }
 
 /* 08c's dQ hand-off: once the dQ warp has read the last tile's dQ out (H_DQ_EMPTY), this one's into
- * the plain float32 rows of sdq (dq[4j + e]: row 16 wq + g (+8), column cw d/2 + 8 j + 2 c (+1)),
- * then the proxy fence (the bulk copy reads through the async proxy) and H_DQ_FULL. */
-template <int D>
-static __device__ __forceinline__ void h_dq_out(float *sdq, const float (&dq)[D / 4], int wq, int g, int c, int cw)
+ * the plain float32 rows of sdq (dq[4j + e]: row row0 + 16 wq + g (+8), column col0 + 8 j + 2 c
+ * (+1)), then the proxy fence (the bulk copy reads through the async proxy) and H_DQ_FULL. */
+template <int D, int BR>
+static __device__ __forceinline__ void h_dq_out(float *sdq, const float (&dq)[h_dq_part<D, BR>::QN / 2], int wq, int g,
+                                                int c, int cw)
 {
-    constexpr int QN = D / 2;
+    typedef h_dq_part<D, BR> P;
+    constexpr int QN = P::QN;
     bar_sync<H_DQ_EMPTY, H_DQ_SYNC>();
 #pragma unroll
     for (int j = 0; j < QN / 8; j++)
 #pragma unroll
         for (int hi = 0; hi < 2; hi++) {
-            const int row = 16 * wq + g + 8 * hi, col = cw * QN + 8 * j + 2 * c;
+            const int row = P::row0(cw) + 16 * wq + g + 8 * hi, col = P::col0(cw) + 8 * j + 2 * c;
             *reinterpret_cast<float2 *>(sdq + row * D + col) = make_float2(dq[4 * j + 2 * hi], dq[4 * j + 2 * hi + 1]);
         }
     fence_proxy_async();
@@ -418,7 +441,7 @@ static __device__ __forceinline__ void h_consume(unsigned char *sm, uint64_t *ba
 {
     typedef h_smem<D> S;
     constexpr bool BF16 = storage_bf16<T>;
-    constexpr int BC = h_cfg<D>::BC;
+    constexpr int BC = h_cfg<D>::BC, BR = h_cfg<D>::BR, QN = h_dq_part<D, BR>::QN;
     const int wq = (threadIdx.x / 32) % 4, lane = threadIdx.x % 32, g = lane / 4, c = lane % 4;
     const int kw = 64 * cw;                              /* this warpgroup's keys in the tile */
     const uint32_t base = smem_addr(sm);
@@ -429,12 +452,12 @@ static __device__ __forceinline__ void h_consume(unsigned char *sm, uint64_t *ba
 #pragma unroll
     for (int e = 0; e < D / 2; e++) dk[e] = dv[e] = 0.0f;
 
-    float dq[D / 4];                                     /* OV: the last tile's dQ, in flight */
+    float dq[QN / 2];                                     /* OV: the last tile's dQ, in flight */
     mbar_wait(&bar[H_KV_FULL], 0);
     for (int i = 0; i < w.ntiles; i++) {
         const int st = i & 1;
         int plane, q0;
-        h_tile(w, p, i, &plane, &q0);
+        h_tile<BR>(w, p, i, &plane, &q0);
         mbar_wait(&bar[H_FULL + st], (i >> 1) & 1);
         const uint32_t q_a = base + S::Q + st * S::QT, do_a = base + S::DO + st * S::QT;
         if constexpr (OV) {                              /* the last tile's dQ, issued behind its dV and dK */
@@ -442,49 +465,49 @@ static __device__ __forceinline__ void h_consume(unsigned char *sm, uint64_t *ba
             wgmma_fence_regs(dq);
         }
 
-        float s[H_BR / 2], dp[H_BR / 2];
+        float s[BR / 2], dp[BR / 2];
         wgmma_fence();
-        h_ss_t<D, BC, H_BR, BF16>(s, base + S::K, kw, q_a);     /* S^T = K Q^T */
+        h_ss_t<D, BC, BR, BR, BF16>(s, base + S::K, kw, q_a);     /* S^T = K Q^T */
         if constexpr (OV) {   /* the last tile's dQ stored while S^T runs (dP^T may take dq's registers) */
-            if (i > 0) ov_dq_out<D>(sdq, dq, wq, g, c, cw);
+            if (i > 0) ov_dq_out<D, BR>(sdq, dq, wq, g, c, cw);
             wgmma_fence();
         }
-        h_ss_t<D, BC, H_BR, BF16>(dp, base + S::V, kw, do_a);   /* dP^T = V dO^T */
+        h_ss_t<D, BC, BR, BR, BF16>(dp, base + S::V, kw, do_a);   /* dP^T = V dO^T */
 
         wgmma_wait<1>();                                 /* S^T done, dP^T still running */
         wgmma_fence_regs(s);
-        const float *sl = sL + st * H_BR, *sd = sD + st * H_BR;   /* the stage's LSE and D */
+        const float *sl = sL + st * BR, *sd = sD + st * BR;   /* the stage's LSE and D */
         const int key0 = w.k0 + kw + 16 * wq + g;        /* this thread's first key */
         const bool mask = w.k0 + BC > p.M || (p.causal && w.k0 + kw + 63 > q0 + w.shift);
-        h_probs<H_BR>(s, sl, w, p, q0, key0, mask, c);
-        uint32_t pa[H_BR / 16][4];
-        h_pack_a<T, H_BR>(pa, s);
-        h_rs_acc<D, BF16>(dv, pa, do_a);                 /* dV += P^T dO */
+        h_probs<BR>(s, sl, w, p, q0, key0, mask, c);
+        uint32_t pa[BR / 16][4];
+        h_pack_a<T, BR>(pa, s);
+        h_rs_acc<D, BR, BF16>(dv, pa, do_a);                 /* dV += P^T dO */
 
         wgmma_wait<1>();                                 /* dP^T done, dV still running */
         wgmma_fence_regs(dp);
-        h_dsoftmax<H_BR>(dp, s, sd, c);
-        uint32_t da[H_BR / 16][4];
-        h_pack_a<T, H_BR>(da, dp);
-        h_rs_acc<D, BF16>(dk, da, q_a);                  /* dK += dS^T Q */
+        h_dsoftmax<BR>(dp, s, sd, c);
+        uint32_t da[BR / 16][4];
+        h_pack_a<T, BR>(da, dp);
+        h_rs_acc<D, BR, BF16>(dk, da, q_a);                  /* dK += dS^T Q */
 
         unsigned char *sds = sm + S::DSB + st * S::DS;   /* buffer i % 2 */
-        h_share_ds(sds, da, kw, wq, g, c);
+        h_share_ds<BR, BC>(sds, da, kw, wq, g, c);
         if constexpr (!OV) h_release<0, D>(bar, st, dv, dk);
         if constexpr (OV) ov_dead(dq);
-        h_dq_product<D, BC, BF16>(dq, sds, base + S::K, cw);
+        h_dq_product<D, BC, BR, BF16>(dq, sds, base + S::K, cw);
         if constexpr (OV) {
             h_release<1, D>(bar, st, dv, dk);            /* dQ left running into the next tile */
         } else {
             wgmma_wait<0>();
             wgmma_fence_regs(dq);
-            h_dq_out<D>(sdq, dq, wq, g, c, cw);
+            h_dq_out<D, BR>(sdq, dq, wq, g, c, cw);
         }
     }
     if constexpr (OV) {
         wgmma_wait<0>();                                 /* on every path: ptxas then sees dQ done */
         wgmma_fence_regs(dq);
-        if (w.ntiles > 0) ov_dq_out<D>(sdq, dq, wq, g, c, cw);
+        if (w.ntiles > 0) ov_dq_out<D, BR>(sdq, dq, wq, g, c, cw);
     }
     h_store_dkdv<D, T>(dk, dv, w, p, kw, 0, wq, g, c);
 }
@@ -505,7 +528,7 @@ bwd_sm90(const __grid_constant__ CUtensorMap tq, const __grid_constant__ CUtenso
     const uint32_t a = smem_addr(smem_raw);
     unsigned char *sm = smem_raw + (((a + 1023) & ~1023u) - a);
     uint64_t *bar = reinterpret_cast<uint64_t *>(sm + S::BAR);
-    const h_walk w = h_walk_of<h_cfg<D>::BC>(p);
+    const h_walk w = h_walk_of<h_cfg<D>::BC, h_cfg<D>::BR>(p);
 
     if (threadIdx.x == 0) {
         tma_prefetch_map(&tq); tma_prefetch_map(&tk); tma_prefetch_map(&tv); tma_prefetch_map(&tdo);
@@ -588,8 +611,8 @@ static const char *launch_08c(const attn_args *a, cudaStream_t st, float *dQacc,
     constexpr int BC = h_cfg<D>::BC;
     CUtensorMap tq, tk, tv, tdo;
     const char *err;
-    if ((err = tensor_map_3d(&tq, a->q, s->dtype, s->d, s->N, s->B * s->Hq, H_BR)) ||
-        (err = tensor_map_3d(&tdo, gr->dout, s->dtype, s->d, s->N, s->B * s->Hq, H_BR)) ||
+    if ((err = tensor_map_3d(&tq, a->q, s->dtype, s->d, s->N, s->B * s->Hq, h_cfg<D>::BR)) ||
+        (err = tensor_map_3d(&tdo, gr->dout, s->dtype, s->d, s->N, s->B * s->Hq, h_cfg<D>::BR)) ||
         (err = tensor_map_3d(&tk, a->k, s->dtype, s->d, s->M, s->B * s->Hkv, BC)) ||
         (err = tensor_map_3d(&tv, a->v, s->dtype, s->d, s->M, s->B * s->Hkv, BC)))
         return err;
