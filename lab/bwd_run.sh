@@ -39,7 +39,8 @@
 # start, default 520, so that a device call of 540 s returns): a command the deadline reaches is
 # interrupted, the ones after it are skipped, and what they wrote stays. $OUT holds four files:
 # summary.txt, bwd-matrix.csv, <gpu>-backward.csv and logs.tar.gz (build, matrix, sanitizer and
-# timing logs). Set COMMIT to the commit being measured (the tree here may have no .git).
+# timing logs). Set COMMIT to the commit being measured (the tree here may have no .git), and
+# BWD_VARIANTS to time only some variants (e.g. "08c 08d"; default every variant of --list).
 set -u
 mkdir -p "${OUT:-build/out}" && OUT=$(cd "${OUT:-build/out}" && pwd)
 cd "$(dirname "$0")/.." || exit 1
@@ -147,8 +148,8 @@ for step in $steps; do
       g=$(gpu)
       f=$OUT/${g:-gpu}-backward.csv
       rm -f "$f"
-      for v in $("$B08" --list | cut -f1); do
-        run 200 "$B08" --variant "$v" --sweep sweeps/backward.txt --quiet --csv "$f" > $LOG/timing-$v.log 2>&1
+      for v in ${BWD_VARIANTS:-$("$B08" --list | cut -f1)}; do
+        run 240 "$B08" --variant "$v" --sweep sweeps/backward.txt --quiet --csv "$f" > $LOG/timing-$v.log 2>&1
         say "timing $v: exit $?, $(counts "$f" "$v") of $(grep -cv '^\s*\(#\|$\)' sweeps/backward.txt) shapes"
       done
       if python3 -c 'import torch' 2>/dev/null; then
