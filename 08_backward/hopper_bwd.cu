@@ -39,7 +39,7 @@
  *                  Shared memory (1024-aligned tiles of 128-byte rows, TMA's 128B swizzle; wider rows
  *                  are chunks of 64 columns): K, V 128 x d; Q, dO 64 x d in two stages; dS^T 128 x 64
  *                  in two buffers; dQ 64 x d float32 (plain rows: the bulk copy's source); LSE and D
- *                  64 floats in two stages. d = 64: 16+16+16+16+32+16+1 KB; d = 128: 32+32+32+32+32+32+1.
+ *                  64 floats in two stages: 32+32+32+32+32+32+1 KB (d = 64, 128-row tiles: 16+16+32+32+64+32+2).
  *   3. bwd_convert fa2_bwd.cu's: dQ = scale * accumulator, rounded to T.
  *
  * Against 08a: the same walk, masks and tiles of work (128 keys a block, 64-query tiles, GQA summed
