@@ -10,7 +10,8 @@
 #   make ladder        every rung over the sweeps -> results/<gpu>-<sweep>.csv (needs a GPU; says first
 #                      about how long it will take)
 #   make profile       every rung variant through Nsight Compute on the table's two shapes
-#   make profile 5     -> results/<gpu>-profile.csv and plots/<gpu>-roofline.png (needs ncu and a GPU)
+#   make profile 5     -> results/<gpu>-profile.csv and plots/<gpu>-roofline.png (needs ncu and a GPU);
+#                      make profile 8 (the backward) -> results/<gpu>-profile-backward.csv
 #   make plots         plots/*.png from results/*.csv (needs gnuplot)
 #   make clean
 #

@@ -1,13 +1,17 @@
 #!/usr/bin/env bash
 # make profile [N]: every rung variant (make profile 5: rung 05's) through Nsight Compute on the
 # ladder table's two shapes (sweeps/tour.txt), with the counters that explain its speed, into
-# results/<gpu>-profile.csv; then the table of it and plots/<gpu>-roofline.png.
+# results/<gpu>-profile.csv; then the table of it and plots/<gpu>-roofline.png. A backward rung
+# (make profile 8) runs the shapes of sweeps/profile-backward.txt instead, its FLOPs counted 2.5x
+# the forward's (common/attn.h, attn_bwd_flops), into results/<gpu>-profile-backward.csv (no
+# roofline: the forward's plot is of forward rows).
 #
 #   tools/profile.sh [N]      every forward rung, or rung N (3 or 03)
 #   tools/profile.sh --make   what make profile runs: the rung from make (make profile 3, or N=3;
 #                             tools/args.sh): none, one number, or refused in one line (exit 2)
 #   tools/profile.sh --parse NCU_CSV ID "B Hq Hkv N M d causal" [DEVICE COMMIT]
-#       the CSV rows of one ncu export (ncu --import R --csv --page raw): no GPU, no ncu needed;
+#       the CSV rows of one ncu export (ncu --import R --csv --page raw): no GPU, no ncu needed
+#       (PROFILE_FLOP_SCALE=2.5 counts a backward pass's FLOPs; lab/fa4_profile.sh uses it);
 #       tests/profile.sh feeds it tests/data/ncu-raw.csv. NCU_CSV a readable file, ID a variant id
 #       (letters, digits, - _ .), the shape seven whole numbers (causal 0 or 1), DEVICE and COMMIT
 #       without control bytes: else one line and exit 2, and no row
@@ -100,6 +104,7 @@ function row(k, name, total,   fl, ai) {
 BEGIN {
   DEVICE = ENVIRON["PROFILE_DEVICE"]; COMMIT = ENVIRON["PROFILE_COMMIT"]
   split(SHAPE, S, " "); FLOPS = attn_flops(S[1], S[2], S[4], S[5], S[6], S[7]); TOT = "\001total"
+  if (ENVIRON["PROFILE_FLOP_SCALE"] != "") FLOPS *= ENVIRON["PROFILE_FLOP_SCALE"]
   HM = "sm__pipe_tensor_op_hmma_cycles_active.avg.pct_of_peak_sustained_active"
   GM = "sm__pipe_tensor_op_gmma_cycles_active.avg.pct_of_peak_sustained_active"
   OC = "sm__warps_active.avg.pct_of_peak_sustained_active"
@@ -182,9 +187,6 @@ esac
 if [ -n "$n" ]; then
   dir=$(tool_rung_dir "$n")
   [ -n "$dir" ] || { echo "make profile: no rung $n: the rungs are $(tool_rungs)" >&2; exit 2; }
-  if [ -x "$BIN/$dir" ] && [ "$("$BIN/$dir" --pass)" != forward ]; then
-    echo "make profile $n: $dir is a backward pass; make profile measures the forward rungs (forward shapes, forward FLOP counts)" >&2; exit 2
-  fi
 fi
 # ncu: on PATH, beside nvcc, in the toolkit's folder (a runfile install), or where NVIDIA's packages put it
 NCU=$(command -v ncu 2>/dev/null)
@@ -214,6 +216,12 @@ else
 fi
 probe=$("$BIN/00_baseline" --probe 2>/dev/null || echo none)
 [ "$probe" != none ] || { echo "make profile: no CUDA device found: nothing profiled" >&2; exit 1; }
+# a backward rung: its own shapes, FLOPs and CSV
+bwd=0 shapes_file=sweeps/tour.txt
+if [ -n "$n" ] && [ "$("${bins[0]}" --pass)" = backward ]; then
+  bwd=1 shapes_file=sweeps/profile-backward.txt
+  export PROFILE_FLOP_SCALE=2.5
+fi
 gpu=${probe%% *}
 export ATTN_COMMIT=${ATTN_COMMIT:-$(git rev-parse --short=12 HEAD 2>/dev/null || echo unknown)$(git diff --quiet HEAD -- 2>/dev/null || echo -dirty)}
 export ATTN_DRIVER=${ATTN_DRIVER:-$(nvidia-smi --query-gpu=driver_version --format=csv,noheader 2>/dev/null | head -n 1)}
@@ -241,18 +249,19 @@ METRICS="$METRICS,launch__grid_size,launch__block_size$tensor,$(printf '%s\n' "$
 W=build/profile
 mkdir -p "$W" results
 out=$W/$gpu-profile.csv final=results/$gpu-profile.csv
-mapfile -t shapes < <(grep -v '^[[:space:]]*\(#\|$\)' sweeps/tour.txt | awk '{ print $1, $2, $3, $4, $5, $6, $7 }')
+[ $bwd = 1 ] && out=$W/$gpu-profile-backward.csv final=results/$gpu-profile-backward.csv
+mapfile -t shapes < <(grep -v '^[[:space:]]*\(#\|$\)' "$shapes_file" | awk '{ print $1, $2, $3, $4, $5, $6, $7 }')
 jobs=0
 for b in "${bins[@]}"; do jobs=$((jobs + $("$b" --list | wc -l) * ${#shapes[@]})); done
 {
   echo "# device: $dev"
   echo "# commit: $ATTN_COMMIT"
   echo "# date: $(date -u +%Y-%m-%dT%H:%M:%SZ)"
-  echo "# ncu: $("$NCU" --version 2>/dev/null | tail -n 1) (--clock-control none; one launch per row's variant and shape, sweeps/tour.txt)"
+  echo "# ncu: $("$NCU" --version 2>/dev/null | tail -n 1) (--clock-control none; one launch per row's variant and shape, $shapes_file$([ $bwd = 1 ] && echo "; FLOPs 2.5x the forward's"))"
   echo "# metrics: $METRICS"
   echo "$HEADER"
 } > "$out"
-echo "make profile: $jobs runs (${#bins[@]} rung$([ ${#bins[@]} -gt 1 ] && echo s), their variants, the ${#shapes[@]} shapes of sweeps/tour.txt) under $NCU on the $dev"
+echo "make profile: $jobs runs (${#bins[@]} rung$([ ${#bins[@]} -gt 1 ] && echo s), their variants, the ${#shapes[@]} shapes of $shapes_file) under $NCU on the $dev"
 t0=$(date +%s) done_=0 rc=0
 clock() { local s=$(( $(date +%s) - t0 )); printf '%d:%02d' $((s / 60)) $((s % 60)); }
 for b in "${bins[@]}"; do
@@ -260,6 +269,7 @@ for b in "${bins[@]}"; do
     for sh in "${shapes[@]}"; do
       read -r B Hq Hkv N M d c <<< "$sh"
       label=prefill; [ "$N" = 1 ] && label=decode
+      [ $bwd = 1 ] && label=d$d-N$N$([ "$c" = 1 ] && echo c)
       tag=$W/$v-$label; done_=$((done_ + 1))
       rm -f "$tag".*
       timeout 600 "$NCU" --profile-from-start off --clock-control none --metrics "$METRICS" -f -o "$tag" \
@@ -291,7 +301,7 @@ done
 
 # ---- results/<gpu>-profile.csv: every row new, or (one rung) the other rungs' rows kept ------------
 if ! grep -q ',total,' "$out"; then echo "make profile: nothing was profiled ($final left as it was; the logs are in $W/)"; exit 1; fi
-if [ -n "$n" ] && [ -f "$final" ]; then
+if [ -n "$n" ] && [ -f "$final" ] && [ $bwd = 0 ]; then
   id=$(printf '%02d' "$((10#$n))")
   { grep -Ev "^$id[a-z]*," "$final"
     echo "# rerun: rung $id at commit $ATTN_COMMIT on $(date -u +%Y-%m-%dT%H:%M:%SZ)"
@@ -300,6 +310,7 @@ else
   cp "$out" "$final"
 fi
 echo "wrote $final ($(grep -c ',total,' "$final") variant-shape rows, in $(clock)); the exports and logs are in $W/"
+[ $bwd = 1 ] && exit $rc
 tools/readme_results.sh --print "profile gpu=$gpu$([ -n "$n" ] && printf ' prefix=%02d' "$((10#$n))")" || true
 tools/plots.sh | grep -i roofline
 exit $rc
