@@ -36,6 +36,10 @@ check "parse: the total's time and bytes" "$(col total time_ns) $(col total dram
 # FLOPs of B=4 Hq=16 N=M=4096 d=128, not causal: 4 * 16 * 128 * 4 * 4096 * 4096 = 549755813888;
 # over 5 ms: 109.95 TFLOP/s; over 6576670000 + 6509559808 bytes: 42.010 FLOP/byte
 check "parse: the total's FLOPs, TFLOP/s and FLOP/byte" "$(col total flops) $(col total tflops) $(col total flop_per_byte)" "549755813888 109.95 42.01"
+# a backward rung's rows (make profile 8, lab/fa4_profile.sh): its FLOPs 2.5x the forward's, the time the same
+check "parse: PROFILE_FLOP_SCALE=2.5 (a backward pass) counts 2.5x the FLOPs" \
+  "$(PROFILE_FLOP_SCALE=2.5 tools/profile.sh --parse tests/data/ncu-raw.csv 08d "4 16 16 4096 4096 128 0" dev test |
+     awk -F, '$9 == "total" { print $14, $15, $11 }')" "1374389534720 274.88 5000000"
 # duration-weighted over 800, 3000 and 1200 us: gmma (80, 0, 80) -> 32; occupancy (12.5, 80, 12.5) -> 53;
 # hmma n/a in the last launch: (0, 0) over the first two -> 0; long_scoreboard (0.5, 6, 0.5) -> 3.8
 check "parse: the total's means weighted by duration (hmma, gmma, occupancy)" \
