@@ -41,6 +41,10 @@
 # summary.txt, bwd-matrix.csv, <gpu>-backward.csv and logs.tar.gz (build, matrix, sanitizer and
 # timing logs). Set COMMIT to the commit being measured (the tree here may have no .git), and
 # BWD_VARIANTS to time only some variants (e.g. "08c 08d"; default every variant of --list).
+# The timing step's other knobs: BWD_PEERS_FIRST=1 times the peers before the rungs (the 48-shape
+# sweep with FA4 compiling its kernels took more than the 150 s cap, BWD_PEERS_CAP raises it), and
+# BWD_CHECK=--no-check times the rungs unchecked (the GPU matrix checks them; each row's float64
+# reference is most of the step's time: 08c and 08d checked took about 240 s each at a2e241c).
 set -u
 mkdir -p "${OUT:-build/out}" && OUT=$(cd "${OUT:-build/out}" && pwd)
 cd "$(dirname "$0")/.." || exit 1
@@ -148,16 +152,21 @@ for step in $steps; do
       g=$(gpu)
       f=$OUT/${g:-gpu}-backward.csv
       rm -f "$f"
+      peers() {
+        if python3 -c 'import torch' 2>/dev/null; then
+          run ${BWD_PEERS_CAP:-150} python3 tools/peers.py --backward --sweep sweeps/backward.txt --csv "$f" > $LOG/timing-peers.log 2>&1
+          say "timing peers (backward): exit $?, torch-flash $(counts "$f" torch-flash), torch-cudnn $(counts "$f" torch-cudnn)$(grep -q '^fa4,' "$f" && echo ", fa4 $(counts "$f" fa4)")"
+        else
+          say "timing peers: no PyTorch here, skipped"
+        fi
+      }
+      [ -n "${BWD_PEERS_FIRST:-}" ] && peers
       for v in ${BWD_VARIANTS:-$("$B08" --list | cut -f1)}; do
-        run 240 "$B08" --variant "$v" --sweep sweeps/backward.txt --quiet --csv "$f" > $LOG/timing-$v.log 2>&1
+        # shellcheck disable=SC2086  # BWD_CHECK: flags, split on purpose (e.g. --no-check)
+        run 240 "$B08" --variant "$v" --sweep sweeps/backward.txt --quiet ${BWD_CHECK:-} --csv "$f" > $LOG/timing-$v.log 2>&1
         say "timing $v: exit $?, $(counts "$f" "$v") of $(grep -cv '^\s*\(#\|$\)' sweeps/backward.txt) shapes"
       done
-      if python3 -c 'import torch' 2>/dev/null; then
-        run 150 python3 tools/peers.py --backward --sweep sweeps/backward.txt --csv "$f" > $LOG/timing-peers.log 2>&1
-        say "timing peers (backward): exit $?, torch-flash $(counts "$f" torch-flash), torch-cudnn $(counts "$f" torch-cudnn)$(grep -q '^fa4,' "$f" && echo ", fa4 $(counts "$f" fa4)")"
-      else
-        say "timing peers: no PyTorch here, skipped"
-      fi
+      [ -z "${BWD_PEERS_FIRST:-}" ] && peers
       say "   TFLOP/s (2.5x the forward's FLOPs), N d causal dtype: each rung or peer, 08a against each peer, 08b and 08c against 08a, 08d against 08c"
       grep -v '^#' "$f" 2>/dev/null | awk -F, 'NR > 1 && $10 == "ok" { k = sprintf("%6s %4s %s %-4s", $5, $7, $8, $9)
             t[k, $1] = $14; K[k] = 1; if (!($1 in R)) { R[$1] = 1; order[++nr] = $1 } }
