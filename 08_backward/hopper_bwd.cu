@@ -308,6 +308,34 @@ static __device__ __forceinline__ void h_dsoftmax(float (&dp)[NQ / 2], const flo
     }
 }
 
+/* pack2_t's inverse: a register of two T back to two floats */
+template <typename T>
+static __device__ __forceinline__ float2 unpack2_t(uint32_t u)
+{
+    if constexpr (storage_bf16<T>) return __bfloat1622float2(*reinterpret_cast<const __nv_bfloat162 *>(&u));
+    else return __half22float2(*reinterpret_cast<const __half2 *>(&u));
+}
+
+/* h_dsoftmax with P^T read back from its packed 16-bit form (h_pack_a's layout), so that the float
+ * P^T is dead once packed: at 128 query rows its 64 registers are what ptxas lacks (C7512). dS^T
+ * is then P^T rounded to T times (dP^T - D), where it is P^T times (dP^T - D) rounded below. */
+template <typename T, int NQ>
+static __device__ __forceinline__ void h_dsoftmax_packed(float (&dp)[NQ / 2], const uint32_t (&pa)[NQ / 16][4],
+                                                         const float *sd, int c)
+{
+#pragma unroll
+    for (int j = 0; j < NQ / 8; j++) {
+        const float2 dd = *reinterpret_cast<const float2 *>(sd + 8 * j + 2 * c);
+#pragma unroll
+        for (int e = 0; e < 4; e += 2) {
+            const int i = 4 * j + e;                     /* x[i], x[i + 1] are one register of pa */
+            const float2 pt = unpack2_t<T>(pa[i / 8][(i % 8) / 2]);
+            dp[i] = pt.x * (dp[i] - dd.x);
+            dp[i + 1] = pt.y * (dp[i + 1] - dd.y);
+        }
+    }
+}
+
 /* A swizzled tile's element (row, col) of a 128-byte row: the 16-byte chunk XOR row % 8 (TMA's 128B
  * swizzle, the layout wgmma's descriptors read). */
 static __device__ __forceinline__ uint32_t h_sw128(int row, int col)
@@ -486,7 +514,8 @@ static __device__ __forceinline__ void h_consume(unsigned char *sm, uint64_t *ba
 
         wgmma_wait<1>();                                 /* dP^T done, dV still running */
         wgmma_fence_regs(dp);
-        h_dsoftmax<BR>(dp, s, sd, c);
+        if constexpr (BR > 64) h_dsoftmax_packed<T, BR>(dp, pa, sd, c);
+        else h_dsoftmax<BR>(dp, s, sd, c);
         uint32_t da[BR / 16][4];
         h_pack_a<T, BR>(da, dp);
         h_rs_acc<D, BR, BF16>(dk, da, q_a);                  /* dK += dS^T Q */
