@@ -43,6 +43,7 @@ static __device__ __forceinline__ void ov_store_dq(float *sdq, const float (&dq)
 {
     typedef h_dq_part<D, BR> P;
     constexpr int QN = P::QN;
+    const int qn = P::cols(cw);
     const bool b0 = g & 1, b1 = g & 2;
     const int r = g & 3;
 #pragma unroll
@@ -50,6 +51,7 @@ static __device__ __forceinline__ void ov_store_dq(float *sdq, const float (&dq)
         float *row = sdq + (P::row0(cw) + 16 * wq + g + 8 * hi) * D + P::col0(cw) + 2 * c;
 #pragma unroll
         for (int jb = 0; jb < QN / 32; jb++) {
+            if (32 * jb >= qn) break;
             float2 v[4], u[4];
 #pragma unroll
             for (int k = 0; k < 4; k++) v[k] = make_float2(dq[4 * (4 * jb + k) + 2 * hi], dq[4 * (4 * jb + k) + 2 * hi + 1]);

@@ -79,7 +79,7 @@ enum { H_DS_READY = 1, H_DQ_FULL = 2, H_DQ_EMPTY = 3 };
 #define H_CONS 256
 #define H_DQ_SYNC (H_CONS + 32)
 
-/* The tile table. d is padded to DP = 64, 128 or 256 (h_dp) with zero columns: TMA fills the
+/* The tile table. d is padded to DP = 64, 96, 128 or 256 (h_dp) with zero columns: TMA fills the
  * columns past d with zeros, which add nothing to S^T, dP^T or dQ, and the dK and dV columns past d
  * are not stored. Up to DP = 128 a consumer owns 64 of the block's 128 keys and all DP columns of
  * their dK and dV (DP registers a thread). At DP = 64 a tile has 128 query rows, so that a tile's
@@ -94,14 +94,15 @@ struct h_cfg {
     static constexpr int ST = WIDE ? 1 : 2;      /* stages of the Q and dO ring */
     static constexpr int BR = DP == 64 ? 2 * H_BR : H_BR;   /* query rows a tile */
 };
-static inline int h_dp(int d) { return d <= 64 ? 64 : d <= 128 ? 128 : 256; }
+static inline int h_dp(int d) { return d <= 64 ? 64 : d <= 96 ? 96 : d <= 128 ? 128 : 256; }
 
 /* The block's shared memory, by padded head dim: offsets in bytes from a 1024-aligned base. WIDE
  * keeps P^T beside dS^T (PB): its dV product reads P^T from shared memory. */
 template <int DP>
 struct h_smem {
     typedef h_cfg<DP> C;
-    static constexpr uint32_t KV = C::BC * DP * 2, QT = C::BR * DP * 2, DS = C::BC * C::BR * 2, DQ = C::BR * DP * 4;
+    static constexpr int CW = (DP + 63) / 64 * 64;   /* the columns TMA's 64-column chunks hold */
+    static constexpr uint32_t KV = C::BC * CW * 2, QT = C::BR * CW * 2, DS = C::BC * C::BR * 2, DQ = C::BR * DP * 4;
     static constexpr uint32_t K = 0, V = K + KV, Q = V + KV, DO = Q + C::ST * QT, DSB = DO + C::ST * QT;
     static constexpr uint32_t PB = DSB + 2 * DS, DQB = PB + (C::WIDE ? 2 * DS : 0);
     static constexpr uint32_t L = DQB + DQ, DV = L + C::ST * C::BR * 4, BAR = DV + C::ST * C::BR * 4;
@@ -162,7 +163,7 @@ static __device__ __forceinline__ void h_produce(unsigned char *sm, uint64_t *ba
                                                  const h_walk &w, const h_params &p)
 {
     typedef h_smem<D> S;
-    constexpr int CH = D / 64, BC = h_cfg<D>::BC, ST = h_cfg<D>::ST, BR = h_cfg<D>::BR;
+    constexpr int CH = (D + 63) / 64, BC = h_cfg<D>::BC, ST = h_cfg<D>::ST, BR = h_cfg<D>::BR;
     const int lane = threadIdx.x % 32;
     const int kvp = w.b * p.Hkv + w.kvh;
     if (lane == 0) {
@@ -388,9 +389,14 @@ static __device__ __forceinline__ void h_release(uint64_t *bar, int st, float (&
  * h_dq_col0. A 64-row tile splits the columns between the two consumers, a 128-row tile (d = 64)
  * the rows. */
 template <int D, int BR> struct h_dq_part {
-    static constexpr int QN = D * BR / 128;                        /* columns */
+    /* the product's columns: halves, but at D = 96 64 each, because a part that starts inside a
+     * 64-column chunk must end in it (the N-major descriptor's chunks): consumer 1's last 32 are
+     * the chunk's zero padding, computed and not stored (cols). One N for both consumers: a wgmma
+     * on a path that differs between them would be serialized by ptxas (C7520). */
+    static constexpr int QN = BR > 64 ? D : D == 96 ? 64 : D / 2;
     static __device__ __forceinline__ int row0(int cw) { return BR > 64 ? 64 * cw : 0; }
     static __device__ __forceinline__ int col0(int cw) { return BR > 64 ? 0 : cw * QN; }
+    static __device__ __forceinline__ int cols(int cw) { return BR > 64 ? D : min(QN, D - cw * QN); }
 };
 
 /* dQ = dS K, this consumer's part over the block's BC keys: wgmma SS with both operands
@@ -422,11 +428,13 @@ static __device__ __forceinline__ void h_dq_out(float *sdq, const float (&dq)[h_
 {
     typedef h_dq_part<D, BR> P;
     constexpr int QN = P::QN;
+    const int qn = P::cols(cw);
     bar_sync<H_DQ_EMPTY, H_DQ_SYNC>();
 #pragma unroll
     for (int j = 0; j < QN / 8; j++)
 #pragma unroll
         for (int hi = 0; hi < 2; hi++) {
+            if (8 * j >= qn) break;
             const int row = P::row0(cw) + 16 * wq + g + 8 * hi, col = P::col0(cw) + 8 * j + 2 * c;
             *reinterpret_cast<float2 *>(sdq + row * D + col) = make_float2(dq[4 * j + 2 * hi], dq[4 * j + 2 * hi + 1]);
         }
@@ -588,7 +596,7 @@ bwd_sm90(const __grid_constant__ CUtensorMap tq, const __grid_constant__ CUtenso
 static size_t smem_08c(int d)
 {
     const int dp = h_dp(d);
-    return dp == 64 ? h_smem<64>::bytes : dp == 128 ? h_smem<128>::bytes : h_smem<256>::bytes;
+    return dp == 64 ? h_smem<64>::bytes : dp == 96 ? h_smem<96>::bytes : dp == 128 ? h_smem<128>::bytes : h_smem<256>::bytes;
 }
 
 /* the float32 dQ accumulator's elements, [B,Hq,N,DP]: rows of the padded head dim */
@@ -667,6 +675,7 @@ static const char *h_run(const attn_args *a, cudaStream_t st)
     float *Lsc = Dvec + attn_lse_elems(s);
     const int bf = s->dtype == ATTN_BF16, dp = h_dp(s->d);
     if (dp == 64) return bf ? launch_08c<64, __nv_bfloat16, OV>(a, st, dQacc, Dvec, Lsc) : launch_08c<64, __half, OV>(a, st, dQacc, Dvec, Lsc);
+    if (dp == 96) return bf ? launch_08c<96, __nv_bfloat16, OV>(a, st, dQacc, Dvec, Lsc) : launch_08c<96, __half, OV>(a, st, dQacc, Dvec, Lsc);
     if (dp == 128) return bf ? launch_08c<128, __nv_bfloat16, OV>(a, st, dQacc, Dvec, Lsc) : launch_08c<128, __half, OV>(a, st, dQacc, Dvec, Lsc);
     return bf ? launch_08c<256, __nv_bfloat16, OV>(a, st, dQacc, Dvec, Lsc) : launch_08c<256, __half, OV>(a, st, dQacc, Dvec, Lsc);
 }
