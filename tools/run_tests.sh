@@ -105,6 +105,15 @@ section tests/rung07_layout.sh
 echo "== 07d's overlap in the SASS (tests/sass_overlap.sh)"
 section tests/sass_overlap.sh
 
+# --- 2l. The binding: every rung's library (common/ladder.h through ctypes) and python/ladder/,
+#         no GPU and no PyTorch needed (tests/binding.py) ---
+echo "== the C API and the Python package (tests/binding.py)"
+if command -v python3 >/dev/null 2>&1; then
+  section python3 tests/binding.py
+else
+  echo "   skipped: python3 not installed (the binding is checked with it)"; count 0 0 1
+fi
+
 echo "== tools/peers.py refusals (tests/peers.sh)"
 section tests/peers.sh
 
