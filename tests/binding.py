@@ -86,7 +86,9 @@ for b in bins:
             want = f"{variant}: " + out_b[len("unsupported: "):].strip()
             check(rc == 1 and why == want, f"{variant}: d = 7 refused with the rung's own reason", f"rc {rc}, '{why}'")
         else:
-            check(rc != 0, f"{variant}: d = 7 is run by the binary; the library does not crash", f"rc {rc}")
+            # the rung runs d = 7 (rung 00): on to the device, which is missing (-1) or meets the NULL q (1)
+            check(rc == (1 if have_device else -1), f"{variant}: d = 7 taken, as by the binary; then "
+                  f"{'the NULL q refused' if have_device else 'no CUDA device'}", f"rc {rc}, '{why}'")
     bad = {"Hq % Hkv != 0": (ladder.Shape(1, 3, 2, 64, 64, 64, 0, 0, 0.0), "multiple of Hkv"),
            "N = 0": (ladder.Shape(1, 2, 1, 0, 64, 64, 0, 0, 0.0), "every size must be >= 1"),
            "dtype 9": (ladder.Shape(1, 2, 1, 64, 64, 64, 9, 0, 0.0), "dtype 9")}
