@@ -68,8 +68,8 @@ static int begin(const ladder_shape *ls, const char *variant, int backward, call
     if (ls->dtype < LADDER_F16 || ls->dtype > LADDER_E4M3)
         return refuse(why, n, 1, "dtype %d: expected %d (float16), %d (bfloat16) or %d (e4m3)", ls->dtype,
                       LADDER_F16, LADDER_BF16, LADDER_E4M3);
-    if (!(ls->scale >= 0.0f) || isinf(ls->scale))
-        return refuse(why, n, 1, "scale %g: expected a finite number > 0 (0: 1/sqrt(d))", (double)ls->scale);
+    if (ls->scale < 0.0f || (ls->scale != 0.0f && !isnormal(ls->scale)))   /* as --scale; 0: 1/sqrt(d) */
+        return refuse(why, n, 1, "scale %g: expected a normal float > 0 (0: 1/sqrt(d))", (double)ls->scale);
     if (ls->scale == 0.0f && ls->d > 0) c->shape.scale = 1.0f / sqrtf((float)ls->d);
     if (shape_validate(&c->shape, msg, sizeof msg)) return refuse(why, n, 1, "%s", msg);
     c->r = variant_pick(variant, c->shape.dtype, &c->fp8);

@@ -91,7 +91,10 @@ for b in bins:
                   f"{'the NULL q refused' if have_device else 'no CUDA device'}", f"rc {rc}, '{why}'")
     bad = {"Hq % Hkv != 0": (ladder.Shape(1, 3, 2, 64, 64, 64, 0, 0, 0.0), "multiple of Hkv"),
            "N = 0": (ladder.Shape(1, 2, 1, 0, 64, 64, 0, 0, 0.0), "every size must be >= 1"),
-           "dtype 9": (ladder.Shape(1, 2, 1, 64, 64, 64, 9, 0, 0.0), "dtype 9")}
+           "dtype 9": (ladder.Shape(1, 2, 1, 64, 64, 64, 9, 0, 0.0), "dtype 9"),
+           "scale -1": (ladder.Shape(1, 2, 1, 64, 64, 64, 0, 0, -1.0), "expected a normal float > 0"),
+           "scale NaN": (ladder.Shape(1, 2, 1, 64, 64, 64, 0, 0, float("nan")), "expected a normal float > 0"),
+           "scale 1e-40 (subnormal)": (ladder.Shape(1, 2, 1, 64, 64, 64, 0, 0, 1e-40), "expected a normal float > 0")}
     for what, (s, text) in bad.items():
         rc, why = c_call(lib, fn, s, nargs)
         check(rc == 1 and text in why, f"{rung}: {what} refused before the GPU", f"rc {rc}, '{why}'")

@@ -33,6 +33,8 @@ def _shape(torch, q, k, v, causal, scale):
         raise Refused(f"dtypes {q.dtype}, {k.dtype}, {v.dtype}: expected float16 or bfloat16, all three the same")
     if not (q.is_cuda and k.device == q.device and v.device == q.device):
         raise Refused(f"devices {q.device}, {k.device}, {v.device}: expected one CUDA device")
+    if scale is not None and not (1.1754943508222875e-38 <= float(scale) <= 3.4028234663852886e38):
+        raise Refused(f"scale {scale}: expected a positive number in float's normal range")
     B, Hq, N, d = q.shape
     # scale None: the library's 1/sqrt(d) (ladder_shape's scale 0); a given scale is passed as is
     return _lib.Shape(B, Hq, k.shape[1], N, k.shape[2], d, dtypes[q.dtype], int(bool(causal)),
