@@ -14,6 +14,8 @@
 #   make profile 5     -> results/<gpu>-profile.csv and plots/<gpu>-roofline.png (needs ncu and a GPU);
 #                      make profile 8 (the backward) -> results/<gpu>-profile-backward.csv
 #   make plots         plots/*.png from results/*.csv (needs gnuplot)
+#   make train         a small GPT trained on rungs 07 and 08 and on PyTorch's SDPA -> results/<gpu>-train.csv
+#                      and plots/<gpu>-train.png (needs PyTorch and a GPU; says so in one line without)
 #   make clean
 #
 # Builds out of tree, under build/. Host code is C11 (gcc), device code CUDA C (nvcc).
@@ -77,7 +79,7 @@ SANITIZE    := -fsanitize=address,undefined -fno-sanitize-recover=undefined -fno
 HAVE_SAN    := $(shell printf 'int main(void) { return 0; }\n' | $(CC) -x c $(SANITIZE) -o /dev/null - 2>/dev/null && echo yes)
 FUZZ_BINS   := $(BUILD)/bin/fuzz $(if $(HAVE_SAN),$(BUILD)/bin/fuzz_asan)
 
-.PHONY: all build stage test ladder profile plots clean splits
+.PHONY: all build stage test ladder profile plots clean splits train
 .DEFAULT_GOAL := all
 
 all: build
@@ -202,6 +204,9 @@ profile: $(if $(PROFILE_OK),build)
 
 plots:
 	@tools/plots.sh
+
+train: build
+	@tools/train.sh
 
 splits: $(SIM_BIN)
 	$(SIM_BIN) > results/splits-sim.csv.tmp && mv results/splits-sim.csv.tmp results/splits-sim.csv

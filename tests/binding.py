@@ -166,4 +166,24 @@ r = subprocess.run([sys.executable, "-c", "import sys; sys.path.insert(0, sys.ar
                    env={**os.environ, "LADDER_LIB": "/nonexistent/lib"})
 check("/nonexistent/lib/libladder_00.so" in r.stdout, "LADDER_LIB names the folder the libraries are read from",
       r.stdout.strip() + r.stderr[-300:])
+
+# make train's script without a GPU: bad flags refused before anything; without torch (hidden, as
+# above) one line and exit 0; in neither case a CSV written
+import tempfile                                   # noqa: E402
+with tempfile.TemporaryDirectory() as tmp:
+    out = os.path.join(tmp, "t.csv")
+    script = os.path.join(ROOT, "python", "train_gpt.py")
+    r = subprocess.run([sys.executable, script, "--csv", out, "--steps", "0"], capture_output=True, text=True)
+    check(r.returncode != 0 and "bad arguments: --steps" in r.stderr and not os.path.exists(out),
+          "train_gpt.py refuses --steps 0 before any work", f"rc {r.returncode}, {r.stderr[-300:]}")
+    r = subprocess.run([sys.executable, script, "--csv", out, "--head-dims", "64", "100"], capture_output=True,
+                       text=True)
+    check(r.returncode != 0 and "--head-dims 100" in r.stderr and not os.path.exists(out),
+          "train_gpt.py refuses a head dim that is not a multiple of 8 dividing the width", r.stderr[-300:])
+    hide = ("import sys, runpy; sys.modules['torch'] = None; sys.argv = sys.argv[1:]; "
+            "runpy.run_path(sys.argv[0], run_name='__main__')")
+    r = subprocess.run([sys.executable, "-c", hide, script, "--csv", out], capture_output=True, text=True)
+    line = r.stdout.strip()
+    check(r.returncode == 0 and "\n" not in line and "PyTorch is not installed" in line and not os.path.exists(out),
+          "train_gpt.py without torch: one line, exit 0, no CSV", f"rc {r.returncode}, '{line}' {r.stderr[-300:]}")
 sys.exit(1 if fails else 0)

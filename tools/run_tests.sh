@@ -201,5 +201,16 @@ else
   done
 fi
 
+# --- 5. The binding on the GPU: ladder.attention and its gradient (rung 08) against SDPA in float64,
+#        every step of every rung (tests/binding_gpu.py); one skip line without PyTorch or a device ---
+echo "== ladder.attention against SDPA in float64 (tests/binding_gpu.py)"
+if [ "$probe" = none ]; then
+  echo "   skipped: no CUDA device found"; count 0 0 1
+elif command -v python3 >/dev/null 2>&1; then
+  section python3 tests/binding_gpu.py
+else
+  echo "   skipped: python3 not installed"; count 0 0 1
+fi
+
 echo "$pass passed, $fail failed, $skip skipped"
 [ "$fail" -eq 0 ]
