@@ -1,6 +1,7 @@
 # The FlashAttention ladder.
 #
-#   make               build every rung; on the GPU, the tour (the ceilings, every rung variant and the
+#   make               build every rung (its binary and its library, build/lib/libladder_NN.so: the C API
+#                      of common/ladder.h, which python/ladder/ loads); on the GPU, the tour (the ceilings, every rung variant and the
 #                      peers on the ladder table's two shapes -> results/<gpu>-tour.csv, the table
 #                      printed; tools/tour.sh), or say there is none; then draw plots
 #   make stage 3       build and run one rung on its default shape, one it runs (also: make stage N=3)
@@ -13,6 +14,8 @@
 #   make profile 5     -> results/<gpu>-profile.csv and plots/<gpu>-roofline.png (needs ncu and a GPU);
 #                      make profile 8 (the backward) -> results/<gpu>-profile-backward.csv
 #   make plots         plots/*.png from results/*.csv (needs gnuplot)
+#   make train         a small GPT trained on rungs 07 and 08 and on PyTorch's SDPA -> results/<gpu>-train.csv
+#                      and plots/<gpu>-train.png (needs PyTorch and a GPU; says so in one line without)
 #   make clean
 #
 # Builds out of tree, under build/. Host code is C11 (gcc), device code CUDA C (nvcc).
@@ -40,22 +43,31 @@ CUDA_HOME ?= $(patsubst %/bin/,%,$(dir $(NVCC_PATH)))
 # sm_80 (A100) and sm_90 (H100/H200) machine code; no -use_fast_math (see CONTRIBUTING.md).
 # A rung folder may hold a file ARCH that names other architectures for its .cu files (below).
 ARCH    ?= -gencode=arch=compute_80,code=sm_80 -gencode=arch=compute_90,code=sm_90
-NVBASE  := -O3 -lineinfo --threads 2 -std=c++17 -Xcompiler -Wall,-Wextra -MMD -MP
+# -fPIC everywhere: the same objects link the rung binaries and the shared libraries (below).
+NVBASE  := -O3 -lineinfo --threads 2 -std=c++17 -Xcompiler -Wall,-Wextra,-fPIC -MMD -MP
 NVFLAGS := $(NVBASE) $(ARCH)
-CFLAGS  := -std=c11 -D_POSIX_C_SOURCE=200809L -O2 -Wall -Wextra -Werror -fopenmp -MMD -MP \
+CFLAGS  := -std=c11 -D_POSIX_C_SOURCE=200809L -O2 -Wall -Wextra -Werror -fopenmp -fPIC -MMD -MP \
            -I$(CUDA_HOME)/include
 LDLIBS  := -lcublas -Xcompiler -fopenmp -lm
 
 DRIVER_SRC  := common/driver.c common/driver_state.c common/device.c common/run_shape.c common/sweep.c \
                common/read_floor.c common/ceilings.c common/l2flush.cu common/read_floor_kernel.cu \
                common/run_grad.c common/forward_plain.cu
-COMMON_SRC  := $(filter-out $(DRIVER_SRC),$(wildcard common/*.c))
+# What names a rung's own lists (rung_variants): linked beside a rung, in its binary and its library,
+# never into the CPU tests, which link no rung. The C API (common/ladder.h) goes into the library alone.
+VARIANT_SRC := common/variants.c
+LIB_SRC     := common/ladder.c
+COMMON_SRC  := $(filter-out $(DRIVER_SRC) $(VARIANT_SRC) $(LIB_SRC),$(wildcard common/*.c))
 COMMON_OBJ  := $(patsubst %.c,$(BUILD)/obj/%.o,$(COMMON_SRC))
-DRIVER_OBJ  := $(patsubst %,$(BUILD)/obj/%.o,$(basename $(DRIVER_SRC)))
+DRIVER_OBJ  := $(patsubst %,$(BUILD)/obj/%.o,$(basename $(DRIVER_SRC))) $(BUILD)/obj/common/variants.o
+LIB_OBJ     := $(BUILD)/obj/common/ladder.o $(BUILD)/obj/common/variants.o
 RUNG_DIRS   := $(sort $(patsubst %/,%,$(dir $(wildcard 0[0-9]_*/*.cu))))
 # a rung's .cu files: its folder's and one folder down (06_split_kv/instantiations/)
 rung_cu      = $(wildcard $(1)/*.cu $(1)/*/*.cu)
 RUNG_BINS   := $(patsubst %,$(BUILD)/bin/%,$(RUNG_DIRS))
+# one shared library per rung, named by its number: 07_fa3_wgmma_tma -> build/lib/libladder_07.so
+rung_lib     = $(BUILD)/lib/libladder_$(firstword $(subst _, ,$(1))).so
+RUNG_LIBS   := $(foreach r,$(RUNG_DIRS),$(call rung_lib,$(r)))
 TEST_SRC    := $(wildcard tests/test_*.c)
 TEST_BIN    := $(BUILD)/bin/cpu_tests
 SIM_BIN     := $(BUILD)/bin/splits_sim
@@ -67,13 +79,13 @@ SANITIZE    := -fsanitize=address,undefined -fno-sanitize-recover=undefined -fno
 HAVE_SAN    := $(shell printf 'int main(void) { return 0; }\n' | $(CC) -x c $(SANITIZE) -o /dev/null - 2>/dev/null && echo yes)
 FUZZ_BINS   := $(BUILD)/bin/fuzz $(if $(HAVE_SAN),$(BUILD)/bin/fuzz_asan)
 
-.PHONY: all build stage test ladder profile plots clean splits
+.PHONY: all build stage test ladder profile plots clean splits train
 .DEFAULT_GOAL := all
 
 all: build
 	@tools/tour.sh
 
-build: $(RUNG_BINS) $(TEST_BIN) $(SIM_BIN) $(FUZZ_BINS)
+build: $(RUNG_BINS) $(RUNG_LIBS) $(TEST_BIN) $(SIM_BIN) $(FUZZ_BINS)
 
 # --- objects -------------------------------------------------------------------------------
 $(BUILD)/obj/%.o: %.c
@@ -107,6 +119,19 @@ $(BUILD)/bin/$(1): $(patsubst %.cu,$(BUILD)/obj/%.o,$(call rung_cu,$(1))) \
 	$$(NVCC) $$(ARCH) -o $$@ $$^ $$(LDLIBS)
 endef
 $(foreach r,$(RUNG_DIRS),$(eval $(call rung_rule,$(r))))
+
+# --- and one shared library per rung: the same objects, the C API (common/ladder.c) for the driver.
+# -z defs: every symbol resolved here, not at load time; the version script exports ladder_* alone
+# (common/ladder.map). The CUDA runtime is linked in statically, as in the binaries, so the library
+# needs nothing PyTorch does not already load (python/ladder/ loads it with ctypes). ---
+define rung_lib_rule
+$(call rung_lib,$(1)): $(patsubst %.cu,$(BUILD)/obj/%.o,$(call rung_cu,$(1))) \
+                   $(patsubst %.c,$(BUILD)/obj/%.o,$(wildcard $(1)/*.c)) $(LIB_OBJ) $(COMMON_OBJ) common/ladder.map
+	@mkdir -p $$(dir $$@)
+	$$(NVCC) $$(ARCH) -shared -Xlinker -z,defs,--version-script=common/ladder.map -o $$@ \
+	    $$(filter %.o,$$^) $$(LDLIBS)
+endef
+$(foreach r,$(RUNG_DIRS),$(eval $(call rung_lib_rule,$(r))))
 
 # CPU tests link the common code and the plain-C parts of the rungs (e.g. 06's planner).
 RUNG_C_OBJ := $(patsubst %.c,$(BUILD)/obj/%.o,$(wildcard 0[0-9]_*/*.c))
@@ -179,6 +204,9 @@ profile: $(if $(PROFILE_OK),build)
 
 plots:
 	@tools/plots.sh
+
+train: build
+	@tools/train.sh
 
 splits: $(SIM_BIN)
 	$(SIM_BIN) > results/splits-sim.csv.tmp && mv results/splits-sim.csv.tmp results/splits-sim.csv

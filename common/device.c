@@ -5,6 +5,7 @@
 #include <string.h>
 #include "jobs.h"
 #include "check_cuda.h"
+#include "device_env.h"
 
 /* "NVIDIA H100 80GB HBM3" -> "h100": the prefix of results/<gpu>-*.csv */
 static void short_name(const char *name, char *out, size_t n)
@@ -25,11 +26,7 @@ static void short_name(const char *name, char *out, size_t n)
 
 int device_open(driver *D)
 {
-    int count = 0;
-    if (cudaGetDeviceCount(&count) != cudaSuccess || count == 0) {
-        cudaGetLastError();
-        return 0;
-    }
+    if (!device_count(NULL, 0)) return 0;
     struct cudaDeviceProp p;
     CUDA_CHECK(cudaGetDeviceProperties(&p, 0));
     snprintf(D->dev.name, sizeof D->dev.name, "%s", p.name);
@@ -38,21 +35,8 @@ int device_open(driver *D)
     D->dev.l2_bytes = (size_t)p.l2CacheSize;
     CUDA_CHECK(cudaDriverGetVersion(&D->dev.driver_version));
     CUDA_CHECK(cudaRuntimeGetVersion(&D->dev.runtime_version));
-    D->env.sm_count = p.multiProcessorCount;
-    D->env.cc_major = p.major;
-    D->env.cc_minor = p.minor;
-    D->env.smem_per_block_optin = p.sharedMemPerBlockOptin;
-    D->env.smem_per_sm = p.sharedMemPerMultiprocessor;
+    CUDA_CHECK(device_env(0, &D->env));   /* what the rungs read, as the C API reads it (device_env.c) */
     return 1;
-}
-
-void nominal_env(attn_env *e)
-{
-    e->sm_count = 132;
-    e->cc_major = 9;
-    e->cc_minor = 0;
-    e->smem_per_block_optin = 227 * 1024;
-    e->smem_per_sm = 228 * 1024;
 }
 
 void device_start(driver *D)

@@ -18,29 +18,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "device_env.h"
 #include "jobs.h"
-
-/* The rung's FP8 steps (attn.h), where its .cu defines them; NULL elsewhere. */
-extern const rung *const rung_fp8_variants[] __attribute__((weak));
-static const rung *const no_variants[] = {NULL};
-#define FP8_VARIANTS (rung_fp8_variants ? rung_fp8_variants : no_variants)
-
-/* Variants are listed in lesson order, the 16-bit ones, then the FP8 steps; the rung's own is the
- * last 16-bit one, or for --dtype e4m3 the last FP8 step (a rung without one: the last 16-bit one,
- * which refuses it). *fp8: whether the pick is an FP8 step. */
-static const rung *pick_variant(const char *id, attn_dtype dtype, int *fp8)
-{
-    const rung *const *lists[2] = {rung_variants, FP8_VARIANTS};
-    const rung *own[2] = {NULL, NULL};
-    for (int l = 0; l < 2; l++)
-        for (int i = 0; lists[l][i]; i++) {
-            own[l] = lists[l][i];
-            if (id && !strcmp(lists[l][i]->id, id)) { *fp8 = l; return lists[l][i]; }
-        }
-    if (id) return NULL;
-    *fp8 = dtype == ATTN_E4M3 && own[1];
-    return own[*fp8];
-}
+#include "variants.h"
 
 /* --load DIR: q.npy, k.npy and v.npy give the inputs, and with them the shape; a backward rung (08)
  * also reads do.npy, dL/dO, shaped as q. A refusal names the files and their shapes, never a flag the
@@ -94,15 +74,13 @@ static int finish(const driver *D, int rc)
 
 /* The rung's own default shape and flags (attn.h), where its .cu defines them; NULL elsewhere. */
 extern const rung_cli rung_cli_own __attribute__((weak));
-/* A backward rung's (08) mark (attn.h), where its .cu defines it; NULL elsewhere. */
-extern const rung_grad rung_grad_own __attribute__((weak));
 
 int main(int argc, char **argv)
 {
     driver D;
     memset(&D, 0, sizeof D);
     cli_defaults_for(&D.opt, &rung_cli_own ? &rung_cli_own : NULL);
-    D.grad = &rung_grad_own ? &rung_grad_own : NULL;
+    D.grad = variant_grad();
     D.opt.backward = D.grad != NULL;
     char err[CLI_ERR_MAX];
     int rc = cli_parse(argc, argv, &D.opt, err, sizeof err);
@@ -115,11 +93,9 @@ int main(int argc, char **argv)
         printf("%s\n", D.grad ? "backward" : "forward");
         return EXIT_OK;
     }
-    const rung *const *lists[2] = {rung_variants, FP8_VARIANTS};
-    if (D.opt.list) {
-        for (int l = 0; l < 2; l++)
-            for (int i = 0; lists[l][i]; i++)
-                printf("%s\t%s\t%s\n", lists[l][i]->id, lists[l][i]->name, lists[l][i]->summary);
+    if (D.opt.list) {                  /* the C API's ladder_variants writes the same lines (ladder.c) */
+        const rung *r;
+        for (int i = 0; (r = variant_at(i, NULL)); i++) printf("%s\t%s\t%s\n", r->id, r->name, r->summary);
         return EXIT_OK;
     }
     if (D.opt.probe) {                 /* which device (tools/, tests/): asks nothing else of the line */
@@ -133,13 +109,10 @@ int main(int argc, char **argv)
         if (rc < 0) fprintf(stderr, "error: %s\n", err);
         return rc == 0 ? EXIT_OK : EXIT_USAGE;
     }
-    D.r = pick_variant(D.opt.variant, D.opt.shape.dtype, &D.r_fp8);
+    D.r = variant_pick(D.opt.variant, D.opt.shape.dtype, &D.r_fp8);
     if (!D.r) {
-        char ids[1024] = "";
-        size_t k = 0;
-        for (int l = 0; l < 2; l++)
-            for (int i = 0; lists[l][i] && k < sizeof ids; i++)
-                k += (size_t)snprintf(ids + k, sizeof ids - k, "%s%s", k ? ", " : "", lists[l][i]->id);
+        char ids[1024];
+        variant_ids(ids, sizeof ids);
         cli_message(err, sizeof err, "--variant: expected one of %s (--list says what each is), got '%s'", ids,
                     D.opt.variant);
         fprintf(stderr, "error: %s\n", err);

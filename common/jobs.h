@@ -7,10 +7,9 @@
 #include <stdint.h>
 #include "driver_state.h"
 
-/* device.c: 1 and D->dev, D->env filled if there is a CUDA device, else 0. */
+/* device.c: 1 and D->dev, D->env filled if there is a CUDA device, else 0 (then nominal_env,
+ * device_env.h). */
 int device_open(driver *D);
-/* Without a device a rung can still say which shapes it refuses; answer as an H100 would. */
-void nominal_env(attn_env *e);
 /* The stream, the cuBLAS handle and the L2 flush buffer. */
 void device_start(driver *D);
 

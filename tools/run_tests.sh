@@ -105,6 +105,15 @@ section tests/rung07_layout.sh
 echo "== 07d's overlap in the SASS (tests/sass_overlap.sh)"
 section tests/sass_overlap.sh
 
+# --- 2l. The binding: every rung's library (common/ladder.h through ctypes) and python/ladder/,
+#         no GPU and no PyTorch needed (tests/binding.py) ---
+echo "== the C API and the Python package (tests/binding.py)"
+if command -v python3 >/dev/null 2>&1; then
+  section python3 tests/binding.py
+else
+  echo "   skipped: python3 not installed (the binding is checked with it)"; count 0 0 1
+fi
+
 echo "== tools/peers.py refusals (tests/peers.sh)"
 section tests/peers.sh
 
@@ -190,6 +199,17 @@ else
       esac
     done
   done
+fi
+
+# --- 5. The binding on the GPU: ladder.attention and its gradient (rung 08) against SDPA in float64,
+#        every step of every rung (tests/binding_gpu.py); one skip line without PyTorch or a device ---
+echo "== ladder.attention against SDPA in float64 (tests/binding_gpu.py)"
+if [ "$probe" = none ]; then
+  echo "   skipped: no CUDA device found"; count 0 0 1
+elif command -v python3 >/dev/null 2>&1; then
+  section python3 tests/binding_gpu.py
+else
+  echo "   skipped: python3 not installed"; count 0 0 1
 fi
 
 echo "$pass passed, $fail failed, $skip skipped"
