@@ -10,6 +10,8 @@
 #           1) -> $OUT/ab.csv (name,rep,<the CSV row>); then per shape the TFLOP/s of each build
 #           (the mean over its processes) and its time against the first build's. Both steps with four
 #           builds take more than one call's 600 s: run matrix and ab in separate calls
+#   AB_VARIANTS (default "08c 08d"): the steps both steps run; AB_CAP (default 240): seconds a matrix
+#   process may take, a timed process half of it
 set -u
 OUT=${OUT:-build/out}
 case $OUT in /*) ;; *) OUT=$PWD/$OUT ;; esac
@@ -21,8 +23,8 @@ for step in ${*:-matrix ab}; do
   case $step in
     matrix)
       for nb in "${bins[@]:1}"; do n=${nb%%:*} b=${nb#*:}
-        for v in 08c 08d; do
-          timeout 240 "$b" --variant $v --sweep tests/gpu_cases.txt --no-time --quiet --csv "$OUT/matrix-$n-$v.csv" > /dev/null 2>&1
+        for v in ${AB_VARIANTS:-08c 08d}; do
+          timeout ${AB_CAP:-240} "$b" --variant $v --sweep tests/gpu_cases.txt --no-time --quiet --csv "$OUT/matrix-$n-$v.csv" > /dev/null 2>&1
           say "matrix $n $v: exit $?, ok $(awk -F, '$10 == "ok"' "$OUT/matrix-$n-$v.csv" | wc -l)," \
               "FAIL $(awk -F, '$10 ~ /^FAIL/' "$OUT/matrix-$n-$v.csv" | wc -l), refused $(awk -F, '$10 ~ /^unsupported/' "$OUT/matrix-$n-$v.csv" | wc -l)"
           awk -F, '$10 ~ /^FAIL/' "$OUT/matrix-$n-$v.csv" | cut -c1-200 | head -5 | tee -a "$OUT/summary.txt"
@@ -34,8 +36,8 @@ for step in ${*:-matrix ab}; do
       order=("${bins[@]}"); for ((i = ${#bins[@]} - 1; i >= 0; i--)); do order+=("${bins[$i]}"); done
       for ((r = 1; r <= ${AB_REP:-1}; r++)); do
         for nb in "${order[@]}"; do n=${nb%%:*} b=${nb#*:}
-          for v in 08c 08d; do
-            ATTN_COMMIT=$n timeout 120 "$b" --variant $v --sweep "$sw" --no-check --quiet --csv "$OUT/t.csv" > /dev/null 2>&1
+          for v in ${AB_VARIANTS:-08c 08d}; do
+            ATTN_COMMIT=$n timeout $((${AB_CAP:-240} / 2)) "$b" --variant $v --sweep "$sw" --no-check --quiet --csv "$OUT/t.csv" > /dev/null 2>&1
             grep -v '^#' "$OUT/t.csv" | grep -v '^rung,' | sed "s/^/$n,$r,/" >> "$OUT/ab.csv"; rm -f "$OUT/t.csv"
           done
         done
