@@ -30,9 +30,10 @@ static __device__ __forceinline__ void h_ss_cols(float (&acc)[N / 2], uint32_t a
 {
     wgmma_fence_regs(acc);
     wgmma_fence();
+    const wgmma_dsc da = wgmma_dsc_of(a, 16, 1024), db = wgmma_dsc_of(b, H_BR * 128, 1024);
 #pragma unroll
     for (int kb = 0; kb < H_BR / 16; kb++)
-        wgmma_ss_nt<N, BF16>(acc, wgmma_desc(a + kb * 32, 16, 1024), wgmma_desc(b + kb * 2048, H_BR * 128, 1024), 1);
+        wgmma_ss_nt<N, BF16>(acc, wgmma_dsc_at(da, kb * 32), wgmma_dsc_at(db, kb * 2048), 1);
     wgmma_commit();
 }
 

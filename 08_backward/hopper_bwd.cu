@@ -233,12 +233,12 @@ static __device__ __forceinline__ void h_write_dq(unsigned char *sm, const h_wal
 template <int D, int BC, int BR, int NQ, bool BF16>
 static __device__ __forceinline__ void h_ss_t(float (&acc)[NQ / 2], uint32_t kv, int kw, uint32_t q)
 {
+    const wgmma_dsc da = wgmma_dsc_of(kv + kw * 128, 16, 1024), db = wgmma_dsc_of(q, 16, 1024);
 #pragma unroll
     for (int kk = 0; kk < D / 16; kk++) {
         const uint32_t off = (kk % 4) * 32;
-        const uint64_t da = wgmma_desc(kv + (kk / 4) * BC * 128 + kw * 128 + off, 16, 1024);
-        const uint64_t db = wgmma_desc(q + (kk / 4) * BR * 128 + off, 16, 1024);
-        wgmma_ss<NQ, BF16>(acc, da, db, kk > 0);
+        wgmma_ss<NQ, BF16>(acc, wgmma_dsc_at(da, (kk / 4) * BC * 128 + off), wgmma_dsc_at(db, (kk / 4) * BR * 128 + off),
+                           kk > 0);
     }
     wgmma_commit();
 }
@@ -289,9 +289,10 @@ static __device__ __forceinline__ void h_rs_acc(float (&acc)[D / 2], const uint3
 {
     wgmma_fence_regs(acc);
     wgmma_fence();
+    const wgmma_dsc db = wgmma_dsc_of(b, BR * 128, 1024);
 #pragma unroll
     for (int kb = 0; kb < BR / 16; kb++)
-        wgmma_rs<D, BF16>(acc, a[kb], wgmma_desc(b + kb * 2048, BR * 128, 1024), 1);
+        wgmma_rs<D, BF16>(acc, a[kb], wgmma_dsc_at(db, kb * 2048), 1);
     wgmma_commit();
 }
 
@@ -411,11 +412,11 @@ static __device__ __forceinline__ void h_dq_product(float (&dq)[h_dq_part<D, BR>
     const int col = P::col0(cw);
     const uint32_t a0 = smem_addr(sds) + (P::row0(cw) / 64) * BC * 128;
     const uint32_t kb_a = k + (col / 64) * BC * 128 + (col % 64) * 2;
+    const wgmma_dsc da = wgmma_dsc_of(a0, BC * 128, 1024), db = wgmma_dsc_of(kb_a, BC * 128, 1024);
     wgmma_fence();
 #pragma unroll
     for (int kb = 0; kb < BC / 16; kb++)
-        wgmma_ss_tt<P::QN, BF16>(dq, wgmma_desc(a0 + kb * 2048, BC * 128, 1024),
-                                 wgmma_desc(kb_a + kb * 2048, BC * 128, 1024), kb > 0);
+        wgmma_ss_tt<P::QN, BF16>(dq, wgmma_dsc_at(da, kb * 2048), wgmma_dsc_at(db, kb * 2048), kb > 0);
     wgmma_commit();
 }
 
@@ -584,8 +585,11 @@ bwd_sm90(const __grid_constant__ CUtensorMap tq, const __grid_constant__ CUtenso
         else if (threadIdx.x < 64) h_write_dq<D>(sm, w, p);
     } else {
         setmaxnreg_inc<H_REGS>();
-        if constexpr (h_cfg<D>::WIDE) h_consume_wide<D, T, OV>(sm, bar, w, p, threadIdx.x / 128 - 1);
-        else h_consume<D, T, OV>(sm, bar, w, p, threadIdx.x / 128 - 1);
+        /* the consumer's index read from lane 0: the compiler then knows it is the same in the
+         * whole warp and keeps what derives from it (descriptors, addresses) in uniform registers */
+        const int cw = __shfl_sync(0xffffffffu, threadIdx.x / 128 - 1, 0);
+        if constexpr (h_cfg<D>::WIDE) h_consume_wide<D, T, OV>(sm, bar, w, p, cw);
+        else h_consume<D, T, OV>(sm, bar, w, p, cw);
     }
 #endif
 }
