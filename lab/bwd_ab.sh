@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # A/B of rung 08 builds on the GPU, in one device call (branch work: issue 36). Everything under $OUT.
 #
-#   AB_BINS="main:carry08/br128 packed:carry08/packed d96:carry08/d96 wideov:carry08/wideov" lab/bwd_ab.sh [matrix] [ab]
+#   AB_BINS="main:<binary> new:<binary> ..." lab/bwd_ab.sh [matrix] [ab]   (binaries built here, carried in an ignored folder)
 #
 #   matrix  each build but the first: 08c and 08d on every line of tests/gpu_cases.txt (--no-time, as
 #           make test runs it) -> $OUT/matrix-<name>.csv; counts ok, FAIL and refused

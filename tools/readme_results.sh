@@ -31,7 +31,7 @@
 #             rung's share of the copy ceiling, cuDNN's time over its, its merge=
 #   gpu-tests results/<gpu>-gpu-tests.log: the total and the GPU matrix; rungs=01,02 or prefix=06: lines
 #   report-row rung=05c's row on the ladder's prefill shape, as common/report.c prints it
-#   profile   results/<gpu>-profile.csv, rungs= or prefix=: per variant and shape, kernels, time, DRAM
+#   profile   results/<gpu>-profile.csv (sweep=backward: <gpu>-profile-backward.csv), rungs= or prefix=: per variant and shape, kernels, time, DRAM
 #             bytes, FLOP/byte, TFLOP/s, share of the roof (tools/roofline.awk), tensor pipe, occupancy,
 #             registers, shared memory, top stalls
 # Only the text between the two marker lines changes; a block whose source file is missing is left
@@ -248,8 +248,8 @@ END { if (ROW == "") { print "no " RUNG " row on the prefill shape in " PRE; exi
   printf "%-5s %4d %4d %4d %6d %6d %5d %1d %9.4f %9.4f %9.4f %8.2f %7.0f %9.2e %9.2e  %s\n```\n", X["rung"], X["B"], X["Hq"], X["Hkv"], X["N"], X["M"], X["d"], X["causal"], \
     X["ms_median"], X["ms_min"], X["ms_max"], X["tflops"], X["gbps"], X["rel_err"], X["lse_err"], st }' "$pre"
 }
-gen_profile() {  # GPU RUNGS PREFIX
-  local csv=$RES/$1-profile.csv files=() sw; need "$csv" || return 1
+gen_profile() {  # GPU RUNGS PREFIX [SWEEP]
+  local csv=$RES/$1-profile${4:+-$4}.csv files=() sw; need "$csv" || return 1
   for sw in tour prefill decode; do [ -f "$RES/$1-$sw.csv" ] && files+=("$RES/$1-$sw.csv"); done
   awk -v CSV="$csv" -v RUNGS="$2" -v PREFIX="$3" -v FP="$PREFILL_SHAPE" -v FD="$DECODE_SHAPE" "$AWK_CSV"$'\n'"$(cat tools/roofline.awk)"$'\n''
 FILENAME != CSV { if ($1 == "ceiling-copy" && ok() && !COPY) { COPY = f("gbps") + 0; CF = FILENAME }      # the ceilings: the first CSV that has them
@@ -282,7 +282,7 @@ generate() {  # SPEC ("NAME key=value ...") -> the block's text on stdout, or 1 
     decode)     gen_decode "$gpu" "$(arg "$spec" rungs 06a,06b,06c)" ;;
     models)     gen_models "$gpu" "$(arg "$spec" decode 16x4096,1x32768)" ;;
     report-row) gen_report_row "$gpu" "$(arg "$spec" rung 05c)" ;;
-    profile)    gen_profile "$gpu" "$(arg "$spec" rungs "")" "$(arg "$spec" prefix "")" ;;
+    profile)    gen_profile "$gpu" "$(arg "$spec" rungs "")" "$(arg "$spec" prefix "")" "$(arg "$spec" sweep "")" ;;
     table|best) w=$(arg "$spec" where ""); case $(arg "$spec" shape "") in prefill) w=$PREFILL_SHAPE ;; decode) w=$DECODE_SHAPE ;; esac
                 if [ "$name" = best ]; then v=$(arg "$spec" ref torch-cudnn); else v=$(arg "$spec" vs ""); fi
                 gen_table "$(arg "$spec" csv "")" "$(arg "$spec" ids "")" "$(arg "$spec" col tflops)" "$w" "$v" "$(arg "$spec" digits 3)" ;;
