@@ -71,7 +71,9 @@ for gp in plots/*.gp; do
   [ -n "$sweeps" ] || continue                        # common.gp, series.gp: loaded by the others
   name=$(basename "$gp" .gp) req=$(printf '%s\n' $sweeps | sed -n 's/^+//p') sweeps=${sweeps//+/}
   # shellcheck disable=SC2086  # (sweep names, split on purpose; a +name is a CSV the PNG needs)
-  for px in $(for s in ${req:-$sweeps}; do for f in "$RES"/*-"$s".csv; do f=${f##*/}; echo "${f%"$s".csv}"; done
+  # a GPU's prefix has one hyphen: h200-profile-backward.csv is make profile's, not the backward sweep
+  for px in $(for s in ${req:-$sweeps}; do for f in "$RES"/*-"$s".csv; do f=${f##*/}; f=${f%"$s".csv}
+                case $f in *-*-) ;; *) echo "$f" ;; esac; done
                 [ -f "$RES/$s.csv" ] && echo "."; done | sort -u); do
     px=${px#.} files=(); png=$OUT/$px$name.png
     vars="TERMINAL = '$term'; OUTFILE = '$png'; $names"
