@@ -31,6 +31,7 @@
 #             rung's share of the copy ceiling, cuDNN's time over its, its merge=
 #   gpu-tests results/<gpu>-gpu-tests.log: the total and the GPU matrix; rungs=01,02 or prefix=06: lines
 #   report-row rung=05c's row on the ladder's prefill shape, as common/report.c prints it
+#   train     results/<gpu>-train.csv (make train): the two runs' held-out losses, and their tokens/s
 #   profile   results/<gpu>-profile.csv (sweep=backward: <gpu>-profile-backward.csv), rungs= or prefix=: per variant and shape, kernels, time, DRAM
 #             bytes, FLOP/byte, TFLOP/s, share of the roof (tools/roofline.awk), tensor pipe, occupancy,
 #             registers, shared memory, top stalls
@@ -273,6 +274,18 @@ END { if (nr == 0) { print "no profile rows" (RUNGS PREFIX != "" ? " of " RUNGS 
       sig(X[k, "dram_write_bytes"] / 1e6, 3), sig(X[k, "flop_per_byte"], 3), sig(X[k, "tflops"], 3), (COPY > 0 ? pct(100 * X[k, "tflops"] / attainable(ai, GEMM, COPY)) : "–"), tensor(k), \
       pct(X[k, "occupancy_pct"]), (REG[k] == "" ? "–" : REG[k]), (SM[k] == "" ? "–" : SM[k] < 1024 ? SM[k] " B" : sprintf("%.0f KiB", SM[k] / 1024)), stalls(X[k, "stalls"]) } }' "$csv" ${files[@]+"${files[@]}"}
 }
+gen_train() {  # GPU: make train's two runs (results/<gpu>-train.csv): the held-out losses, and the mean
+  # tokens per second of each run's logged intervals after the first (the first holds the warm-up)
+  local csv=$RES/$1-train.csv; need "$csv" || return 1
+  awk -F, -v CSV="${csv#"$PWD"/}" '/^# commit:/ { c = $0; sub(/^# commit: */, "", c) } /^# model:/ { m = $0; sub(/^# model: */, "", m) }
+    /^#/ || $1 == "attention" { next }
+    $3 == "eval" { ev[$1] = $4 + 0; next }
+    $3 == "train" { if (!($1 in first)) first[$1] = $2; else { t[$1] += $5; n[$1]++ } }
+    END { if (!("ladder" in ev) || !("sdpa" in ev) || !n["ladder"] || !n["sdpa"]) { print "no two finished runs in " CSV; exit 1 }
+      gap = ev["ladder"] - ev["sdpa"]; if (gap < 0) gap = -gap
+      printf "%s, one run, commit %s (%s): held-out loss after the last step %.4f with ladder.attention, %.4f with SDPA (%.2f%% apart); tokens per second after the first logged interval %.0f k and %.0f k (ladder %.3f× SDPA).\n", \
+        CSV, c, m, ev["ladder"], ev["sdpa"], 100 * gap / ev["sdpa"], t["ladder"] / n["ladder"] / 1e3, t["sdpa"] / n["sdpa"] / 1e3, (t["ladder"] / n["ladder"]) / (t["sdpa"] / n["sdpa"]) }' "$csv"
+}
 generate() {  # SPEC ("NAME key=value ...") -> the block's text on stdout, or 1 with $why
   local spec=$1 name=${1%% *} gpu w v; gpu=$(arg "$spec" gpu "${RESULTS_GPU:-h100}")
   case $name in
@@ -282,6 +295,7 @@ generate() {  # SPEC ("NAME key=value ...") -> the block's text on stdout, or 1 
     decode)     gen_decode "$gpu" "$(arg "$spec" rungs 06a,06b,06c)" ;;
     models)     gen_models "$gpu" "$(arg "$spec" decode 16x4096,1x32768)" ;;
     report-row) gen_report_row "$gpu" "$(arg "$spec" rung 05c)" ;;
+    train)      gen_train "$gpu" ;;
     profile)    gen_profile "$gpu" "$(arg "$spec" rungs "")" "$(arg "$spec" prefix "")" "$(arg "$spec" sweep "")" ;;
     table|best) w=$(arg "$spec" where ""); case $(arg "$spec" shape "") in prefill) w=$PREFILL_SHAPE ;; decode) w=$DECODE_SHAPE ;; esac
                 if [ "$name" = best ]; then v=$(arg "$spec" ref torch-cudnn); else v=$(arg "$spec" vs ""); fi
