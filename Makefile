@@ -88,11 +88,21 @@ all: build
 build: $(RUNG_BINS) $(RUNG_LIBS) $(TEST_BIN) $(SIM_BIN) $(FUZZ_BINS)
 
 # --- objects -------------------------------------------------------------------------------
-$(BUILD)/obj/%.o: %.c
+# Every object depends on build/flags, which holds the compilers' flags and is rewritten only when
+# they change: new flags (as -fPIC, when the libraries came) rebuild the objects instead of linking
+# old ones that no longer fit.
+FLAGS_NOW := $(CC) $(CFLAGS) | $(NVCC) $(NVBASE) $(ARCH)
+ifneq ($(filter-out clean,$(or $(MAKECMDGOALS),all)),)
+  ifneq "$(shell cat $(BUILD)/flags 2>/dev/null)" "$(FLAGS_NOW)"
+    $(shell mkdir -p $(BUILD) && printf '%s\n' '$(FLAGS_NOW)' > $(BUILD)/flags)
+  endif
+endif
+
+$(BUILD)/obj/%.o: %.c $(BUILD)/flags
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -c $< -o $@
 
-$(BUILD)/obj/%.o: %.cu
+$(BUILD)/obj/%.o: %.cu $(BUILD)/flags
 	@mkdir -p $(dir $@)
 	$(NVCC) $(NVFLAGS) -c $< -o $@
 
