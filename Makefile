@@ -90,13 +90,12 @@ build: $(RUNG_BINS) $(RUNG_LIBS) $(TEST_BIN) $(SIM_BIN) $(FUZZ_BINS)
 # --- objects -------------------------------------------------------------------------------
 # Every object depends on build/flags, which holds the compilers' flags and is rewritten only when
 # they change: new flags (as -fPIC, when the libraries came) rebuild the objects instead of linking
-# old ones that no longer fit.
+# old ones that no longer fit. Its recipe runs on every build and leaves the file alone if the flags
+# are the same, so its time, which make reads again after the recipe, does not move.
 FLAGS_NOW := $(CC) $(CFLAGS) | $(NVCC) $(NVBASE) $(ARCH)
-ifneq ($(filter-out clean,$(or $(MAKECMDGOALS),all)),)
-  ifneq "$(shell cat $(BUILD)/flags 2>/dev/null)" "$(FLAGS_NOW)"
-    $(shell mkdir -p $(BUILD) && printf '%s\n' '$(FLAGS_NOW)' > $(BUILD)/flags)
-  endif
-endif
+$(BUILD)/flags: FORCE
+	@mkdir -p $(dir $@); [ "$$(cat $@ 2>/dev/null)" = '$(FLAGS_NOW)' ] || printf '%s\n' '$(FLAGS_NOW)' > $@
+FORCE:
 
 $(BUILD)/obj/%.o: %.c $(BUILD)/flags
 	@mkdir -p $(dir $@)
