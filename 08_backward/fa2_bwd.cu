@@ -76,15 +76,25 @@ template <> struct bwd_tile<128> { static constexpr int BRW = 32, MINB = 1; };
 
 /* 1. bwd_pre: fa2_bwd.cuh (08b launches it too). */
 
-/* 3. dQ = scale * accumulator, in T */
+/* 3. dQ = scale * accumulator, in T; the accumulator's rows dp floats apart (dp >= d: 08c pads d).
+ * Eight elements a thread and a step, two 16-byte loads and one 16-byte store: d is a multiple of 8,
+ * so eight never straddle two rows. One element at a time it reached half the memory's rate. */
 template <typename T>
-__global__ void bwd_convert(const float *__restrict__ dQacc, T *__restrict__ dQ, float scale, size_t n)
+__global__ void bwd_convert(const float *__restrict__ dQacc, T *__restrict__ dQ, float scale, size_t chunks, int d, int dp)
 {
-    for (size_t e = (size_t)blockIdx.x * blockDim.x + threadIdx.x; e < n; e += (size_t)gridDim.x * blockDim.x)
-        dQ[e] = to_storage<T>(dQacc[e] * scale);
+    const int d8 = d / 8;
+    for (size_t c = (size_t)blockIdx.x * blockDim.x + threadIdx.x; c < chunks; c += (size_t)gridDim.x * blockDim.x) {
+        const size_t row = c / d8;
+        const int col = (int)(c % d8) * 8;
+        const float4 a = *reinterpret_cast<const float4 *>(dQacc + row * dp + col);
+        const float4 b = *reinterpret_cast<const float4 *>(dQacc + row * dp + col + 4);
+        *reinterpret_cast<uint4 *>(dQ + row * d + col) =
+            make_uint4(pack2_t<T>(a.x * scale, a.y * scale), pack2_t<T>(a.z * scale, a.w * scale),
+                       pack2_t<T>(b.x * scale, b.y * scale), pack2_t<T>(b.z * scale, b.w * scale));
+    }
 }
 
-/* bwd_convert for an accumulator whose rows are dp floats apart and dQ's d (08c at a padded d) */
+/* bwd_convert one element at a time, for a dQ that does not start on 16 bytes (the C API's caller's) */
 template <typename T>
 __global__ void bwd_convert_rows(const float *__restrict__ dQacc, T *__restrict__ dQ, float scale, size_t n, int d, int dp)
 {
@@ -297,7 +307,7 @@ static const char *launch_pre_and_kv(const attn_args *a, cudaStream_t st, float 
     const attn_grads *gr = a->grad;
     const long rows = (long)s->B * s->Hq * s->N;
 
-    bwd_pre<D, T><<<(unsigned)((rows + 7) / 8), 256, 0, st>>>((const T *)a->o, (const T *)gr->dout, a->lse, Dvec, Lsc,
+    bwd_pre<D, T><<<bwd_pre_blocks(rows), 256, 0, st>>>((const T *)a->o, (const T *)gr->dout, a->lse, Dvec, Lsc,
                                                               dq_acc, rows, D);
     RUNG_LAUNCHED(bwd_pre);
 
@@ -334,13 +344,15 @@ const char *bwd_dq_convert(const attn_args *a, cudaStream_t st, const float *dq_
 {
     const attn_shape *s = &a->shape;
     const size_t n = attn_q_elems(s);
-    const unsigned blocks = (unsigned)((n + 255) / 256 < 65535 * 16 ? (n + 255) / 256 : 65535 * 16);
     const int bf = s->dtype == ATTN_BF16;
-    if (dp == s->d) {
-        if (bf) bwd_convert<__nv_bfloat16><<<blocks, 256, 0, st>>>(dq_acc, (__nv_bfloat16 *)a->grad->dq, s->scale, n);
-        else bwd_convert<__half><<<blocks, 256, 0, st>>>(dq_acc, (__half *)a->grad->dq, s->scale, n);
+    if ((uintptr_t)a->grad->dq % 16 == 0 && (uintptr_t)dq_acc % 16 == 0) {
+        const size_t chunks = n / 8;
+        const unsigned blocks = (unsigned)((chunks + 255) / 256 < 65535 * 16 ? (chunks + 255) / 256 : 65535 * 16);
+        if (bf) bwd_convert<__nv_bfloat16><<<blocks, 256, 0, st>>>(dq_acc, (__nv_bfloat16 *)a->grad->dq, s->scale, chunks, s->d, dp);
+        else bwd_convert<__half><<<blocks, 256, 0, st>>>(dq_acc, (__half *)a->grad->dq, s->scale, chunks, s->d, dp);
         RUNG_LAUNCHED(bwd_convert);
     } else {
+        const unsigned blocks = (unsigned)((n + 255) / 256 < 65535 * 16 ? (n + 255) / 256 : 65535 * 16);
         if (bf) bwd_convert_rows<__nv_bfloat16><<<blocks, 256, 0, st>>>(dq_acc, (__nv_bfloat16 *)a->grad->dq, s->scale, n, s->d, dp);
         else bwd_convert_rows<__half><<<blocks, 256, 0, st>>>(dq_acc, (__half *)a->grad->dq, s->scale, n, s->d, dp);
         RUNG_LAUNCHED(bwd_convert_rows);

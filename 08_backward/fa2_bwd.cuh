@@ -20,28 +20,60 @@ template <> __device__ __forceinline__ float to_f32<__half>(__half x) { return _
 template <> __device__ __forceinline__ float to_f32<__nv_bfloat16>(__nv_bfloat16 x) { return __bfloat162float(x); }
 
 /* D_i = dO_i . O_i, LSE_i in log2 units, and (08a, 08c) the dQ accumulator's row zeroed. O and dO
- * rows of d elements; the accumulator's rows DP floats apart (DP >= d: 08c's tiles pad d to DP). One
- * warp per row; grid ceil(rows / 8) of 256 threads. */
+ * rows of d elements (a multiple of 8); the accumulator's rows DP floats apart (DP >= d: 08c's tiles
+ * pad d to DP). A warp takes BWD_PRE_ROWS rows and issues their loads together: one row a warp leaves
+ * too few bytes in flight to keep the memory busy. Pairs of elements and four floats a store. Grid
+ * bwd_pre_blocks(rows) of 256 threads. */
+#define BWD_PRE_ROWS 4
+static inline unsigned bwd_pre_blocks(long rows) { return (unsigned)((rows + 8 * BWD_PRE_ROWS - 1) / (8 * BWD_PRE_ROWS)); }
+
+template <typename T> static __device__ __forceinline__ float2 to_f32x2(const T *p);
+template <> __device__ __forceinline__ float2 to_f32x2<__half>(const __half *p)
+{
+    return __half22float2(*reinterpret_cast<const __half2 *>(p));
+}
+template <> __device__ __forceinline__ float2 to_f32x2<__nv_bfloat16>(const __nv_bfloat16 *p)
+{
+    return __bfloat1622float2(*reinterpret_cast<const __nv_bfloat162 *>(p));
+}
+
 template <int DP, typename T>
 __global__ void __launch_bounds__(256)
 bwd_pre(const T *__restrict__ O, const T *__restrict__ dO, const float *__restrict__ LSE, float *__restrict__ Dvec,
         float *__restrict__ Lsc, float *__restrict__ dQacc, long rows, int d)
 {
-    const long row = (long)blockIdx.x * 8 + threadIdx.x / 32;
+    const long row0 = ((long)blockIdx.x * 8 + threadIdx.x / 32) * BWD_PRE_ROWS;
     const int lane = threadIdx.x % 32;
-    if (row >= rows) return;
-    float acc = 0.0f;
+    float acc[BWD_PRE_ROWS];
 #pragma unroll
-    for (int c = lane; c < DP; c += 32) {
-        if (c < d) acc += to_f32<T>(O[row * d + c]) * to_f32<T>(dO[row * d + c]);
-        if (dQacc) dQacc[row * DP + c] = 0.0f;
+    for (int r = 0; r < BWD_PRE_ROWS; r++) {
+        const long row = row0 + r;
+        acc[r] = 0.0f;
+        if (row >= rows) continue;                       /* the same for the whole warp */
+#pragma unroll
+        for (int c = 2 * lane; c < DP; c += 64)
+            if (c < d) {
+                const float2 o = to_f32x2<T>(O + row * d + c), g = to_f32x2<T>(dO + row * d + c);
+                acc[r] += o.x * g.x + o.y * g.y;
+            }
+        if (dQacc) {
+#pragma unroll
+            for (int c = 4 * lane; c < DP; c += 128)
+                *reinterpret_cast<float4 *>(dQacc + row * DP + c) = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+        }
     }
 #pragma unroll
-    for (int off = 16; off > 0; off /= 2) acc += __shfl_xor_sync(0xffffffffu, acc, off);
-    if (lane == 0) {
-        Dvec[row] = acc;
-        const float l = LSE[row];
-        Lsc[row] = l == -INFINITY ? INFINITY : l * LOG2E;    /* 2^(s - inf) = 0: the row adds nothing */
+    for (int r = 0; r < BWD_PRE_ROWS; r++) {
+        const long row = row0 + r;
+        if (row >= rows) break;
+        float a = acc[r];
+#pragma unroll
+        for (int off = 16; off > 0; off /= 2) a += __shfl_xor_sync(0xffffffffu, a, off);
+        if (lane == 0) {
+            Dvec[row] = a;
+            const float l = LSE[row];
+            Lsc[row] = l == -INFINITY ? INFINITY : l * LOG2E;    /* 2^(s - inf) = 0: the row adds nothing */
+        }
     }
 }
 

@@ -643,7 +643,7 @@ static const char *launch_08c(const attn_args *a, cudaStream_t st, float *dQacc,
     const attn_shape *s = &a->shape;
     const attn_grads *gr = a->grad;
     const long rows = (long)s->B * s->Hq * s->N;
-    bwd_pre<D, T><<<(unsigned)((rows + 7) / 8), 256, 0, st>>>((const T *)a->o, (const T *)gr->dout, a->lse, Dvec, Lsc,
+    bwd_pre<D, T><<<bwd_pre_blocks(rows), 256, 0, st>>>((const T *)a->o, (const T *)gr->dout, a->lse, Dvec, Lsc,
                                                               dQacc, rows, s->d);
     RUNG_LAUNCHED(bwd_pre);
 

@@ -113,6 +113,9 @@ static int workspace_for(const call *c, void *given, size_t given_bytes, size_t 
     *own = 0;
     if (need == 0) return 0;
     if (given) {
+        if ((uintptr_t)given % 256)
+            return refuse(why, n, 1, "workspace at %p: expected 256-byte alignment, as cudaMalloc and PyTorch's "
+                          "allocator give (the rungs read it in 16-byte vectors)", given);
         if (given_bytes >= need) return 0;
         return refuse(why, n, 1, "workspace: %zu bytes given, %s needs %zu (ladder_workspace)", given_bytes,
                       c->r->id, need);

@@ -39,7 +39,7 @@ int ladder_workspace(const ladder_shape *s, const char *variant, size_t *bytes, 
 
 /* O and LSE from Q, K, V, by variant (NULL: the rung's own, the last of its --list) on stream.
  * workspace: NULL (the library's own, grown as needed and ordered between streams by an event), or
- * workspace_bytes >= ladder_workspace's bytes of device memory the caller owns. */
+ * workspace_bytes >= ladder_workspace's bytes of device memory the caller owns, 256-byte aligned. */
 int ladder_forward(const ladder_shape *s, const void *q, const void *k, const void *v, void *o, float *lse,
                    const char *variant, void *workspace, size_t workspace_bytes, cudaStream_t stream,
                    char *why, size_t n);
