@@ -411,7 +411,8 @@ template <int D, int BR> struct h_dq_part {
     static constexpr int QN = BR > 64 ? D : D == 96 ? 64 : D / 2;
     static __device__ __forceinline__ int row0(int cw) { return BR > 64 ? 64 * cw : 0; }
     static __device__ __forceinline__ int col0(int cw) { return BR > 64 ? 0 : cw * QN; }
-    static __device__ __forceinline__ int cols(int cw) { return BR > 64 ? D : min(QN, D - cw * QN); }
+    /* a constant where both parts are whole (cw is 0 or 1, which the compiler cannot know) */
+    static __device__ __forceinline__ int cols(int cw) { return BR > 64 ? D : 2 * QN <= D ? QN : min(QN, D - cw * QN); }
 };
 
 /* dQ = dS K, this consumer's part over the block's BC keys: wgmma SS with both operands
