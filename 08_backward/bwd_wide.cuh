@@ -57,10 +57,10 @@ static __device__ __forceinline__ void h_consume_wide(unsigned char *sm, uint64_
     for (int e = 0; e < DH / 2; e++) dk[e] = dv[e] = 0.0f;
 
     mbar_wait(&bar[H_KV_FULL], 0);
-    for (int i = 0; i < w.ntiles; i++) {
+    h_tile_at at = h_first_tile(w, p);
+    for (int i = 0; i < w.ntiles; i++, h_next_tile<H_BR>(at, w)) {
         const int st = i % ST;
-        int plane, q0;
-        h_tile<H_BR>(w, p, i, &plane, &q0);
+        const int q0 = at.q0;
         mbar_wait(&bar[H_FULL + st], (i / ST) & 1);
         const uint32_t q_a = base + S::Q + st * S::QT, do_a = base + S::DO + st * S::QT;
 

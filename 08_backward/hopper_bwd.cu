@@ -148,12 +148,26 @@ static __device__ __forceinline__ h_walk h_walk_of(const h_params &p)
     return w;
 }
 
-/* Query tile i of the walk: its query plane (b, head) and first row. */
-template <int BR>
-static __device__ __forceinline__ void h_tile(const h_walk &w, const h_params &p, int i, int *plane, int *q0)
+/* The walk's current query tile: its query plane (b, head) and first row, carried from one tile to
+ * the next (tile i is head i / tiles_head: an integer division a tile, in the consumers' issue slots,
+ * if computed from i). */
+typedef struct h_tile_at {
+    int plane, q0, t;
+} h_tile_at;
+static __device__ __forceinline__ h_tile_at h_first_tile(const h_walk &w, const h_params &p)
 {
-    *plane = w.b * p.Hq + w.kvh * w.G + i / w.tiles_head;
-    *q0 = w.q_start + (i % w.tiles_head) * BR;
+    return h_tile_at{w.b * p.Hq + w.kvh * w.G, w.q_start, 0};
+}
+template <int BR>
+static __device__ __forceinline__ void h_next_tile(h_tile_at &a, const h_walk &w)
+{
+    if (++a.t == w.tiles_head) {
+        a.t = 0;
+        a.plane++;
+        a.q0 = w.q_start;
+    } else {
+        a.q0 += BR;
+    }
 }
 
 /* Producer warp 0: K, V, then the query tiles through the ring of ST stages. */
@@ -174,11 +188,11 @@ static __device__ __forceinline__ void h_produce(unsigned char *sm, uint64_t *ba
         }
     }
     float *sL = reinterpret_cast<float *>(sm + S::L), *sD = reinterpret_cast<float *>(sm + S::DV);
-    for (int i = 0; i < w.ntiles; i++) {
+    h_tile_at at = h_first_tile(w, p);
+    for (int i = 0; i < w.ntiles; i++, h_next_tile<BR>(at, w)) {
         const int st = i % ST;
         if (i >= ST) mbar_wait(&bar[H_EMPTY + st], (i / ST - 1) & 1);
-        int plane, q0;
-        h_tile<BR>(w, p, i, &plane, &q0);
+        const int plane = at.plane, q0 = at.q0;
         if (lane == 0) {
             mbar_arrive_expect_tx(&bar[H_FULL + st], 2 * S::QT);
             for (int ch = 0; ch < CH; ch++) {
@@ -208,10 +222,10 @@ static __device__ __forceinline__ void h_write_dq(unsigned char *sm, const h_wal
     const bool lead = threadIdx.x % 32 == 0;
     const float *sdq = reinterpret_cast<const float *>(sm + S::DQB);
     if (w.ntiles > 0) bar_arrive<H_DQ_EMPTY, H_DQ_SYNC>();   /* the buffer starts free */
-    for (int i = 0; i < w.ntiles; i++) {
+    h_tile_at at = h_first_tile(w, p);
+    for (int i = 0; i < w.ntiles; i++, h_next_tile<BR>(at, w)) {
         bar_sync<H_DQ_FULL, H_DQ_SYNC>();
-        int plane, q0;
-        h_tile<BR>(w, p, i, &plane, &q0);
+        const int plane = at.plane, q0 = at.q0;
         if (lead) {
             const int rows = min(BR, p.N - q0);
             bulk_reduce_add_f32(p.dQacc + ((size_t)plane * p.N + q0) * D, sdq, (uint32_t)rows * D * 4);
@@ -397,7 +411,8 @@ template <int D, int BR> struct h_dq_part {
     static constexpr int QN = BR > 64 ? D : D == 96 ? 64 : D / 2;
     static __device__ __forceinline__ int row0(int cw) { return BR > 64 ? 64 * cw : 0; }
     static __device__ __forceinline__ int col0(int cw) { return BR > 64 ? 0 : cw * QN; }
-    static __device__ __forceinline__ int cols(int cw) { return BR > 64 ? D : min(QN, D - cw * QN); }
+    /* a constant where both parts are whole (cw is 0 or 1, which the compiler cannot know) */
+    static __device__ __forceinline__ int cols(int cw) { return BR > 64 ? D : 2 * QN <= D ? QN : min(QN, D - cw * QN); }
 };
 
 /* dQ = dS K, this consumer's part over the block's BC keys: wgmma SS with both operands
@@ -491,10 +506,10 @@ static __device__ __forceinline__ void h_consume(unsigned char *sm, uint64_t *ba
 
     float dq[QN / 2];                                     /* OV: the last tile's dQ, in flight */
     mbar_wait(&bar[H_KV_FULL], 0);
-    for (int i = 0; i < w.ntiles; i++) {
+    h_tile_at at = h_first_tile(w, p);
+    for (int i = 0; i < w.ntiles; i++, h_next_tile<BR>(at, w)) {
         const int st = i & 1;
-        int plane, q0;
-        h_tile<BR>(w, p, i, &plane, &q0);
+        const int q0 = at.q0;
         mbar_wait(&bar[H_FULL + st], (i >> 1) & 1);
         const uint32_t q_a = base + S::Q + st * S::QT, do_a = base + S::DO + st * S::QT;
         if constexpr (OV) {                              /* the last tile's dQ, issued behind its dV and dK */
