@@ -66,6 +66,16 @@ line sparse.txt '2 4 4 512 512 128 0 inputs=sparse-outlier'
 got=$(python3 tools/peers.py --list --bin "$FAKE" --sweep "$tmp/sparse.txt" 2>&1); rc=$?
 check "fake: inputs=sparse-outlier accepted (exit 0)" "$rc" 0
 check "fake: ... and run" "$got" "run  2 4 4 512 512 128 0 f16 -"
+# e4m3 lines: cuDNN's FP8 attention (cudnn-fp8) runs the forward where d is a multiple of 16 and a
+# causal line has N = M; the backward has no FP8 peer
+printf '2 4 4 512 512 128 1 dtype=e4m3\n2 4 4 512 512 72 0 dtype=e4m3\n2 4 4 512 256 128 1 dtype=e4m3\n' > "$tmp/e4m3.txt"
+got=$(python3 tools/peers.py --list --bin "$FAKE" --sweep "$tmp/e4m3.txt" 2>&1); rc=$?
+check "fake: e4m3 lines read (exit 0)" "$rc" 0
+check "fake: ... causal at N = M run (cudnn-fp8)" "$(printf '%s\n' "$got" | sed -n 1p)" "run  2 4 4 512 512 128 1 e4m3 -"
+contains "fake: ... d = 72 not run: d a multiple of 16" "$(printf '%s\n' "$got" | sed -n 2p)" "multiples of 16 (d = 72)"
+contains "fake: ... causal with N != M not run" "$(printf '%s\n' "$got" | sed -n 3p)" "top-left"
+got=$(python3 tools/peers.py --list --backward --bin "$FAKE" --sweep "$tmp/e4m3.txt" 2>&1)
+contains "fake: ... none run backward" "$(printf '%s\n' "$got" | sed -n 1p)" "skip 2 4 4 512 512 128 1 e4m3"
 for f in sweeps/*.txt tests/gpu_cases.txt; do
   got=$(python3 tools/peers.py --list --bin "$FAKE" --sweep "$f" 2>&1); rc=$?
   check "fake: $f read whole (exit 0, a line per shape)" "$rc $(printf '%s\n' "$got" | grep -c '^\(run \|skip\) ')" \

@@ -8,6 +8,16 @@ fa4; Q, K, V in its [B, N, H, d] layout, made outside the timed region; its caus
 bottom-right, as the course's). Nothing here installs it (pip install flash-attn-4 where a package
 registry can be reached); without it there are no fa4 rows.
 
+Where the cuDNN frontend's Python API is importable (the nvidia-cudnn-frontend wheel, imported after
+torch so that it binds the libcudnn torch loaded), the float8 e4m3 lines (rung 07's FP8 step) get
+cuDNN's own FP8 attention, rung name cudnn-fp8: Q, K and V drawn in float16 as for the other peers,
+quantized per tensor to e4m3 outside the timed region (scale 448 / amax, its inverse the descale),
+the graph built once per line (sdpa_fp8: S and O scales 1, as FlashAttention-3's benchmark of it),
+and only graph.execute timed. Its O is e4m3 and its causal mask top-left, so causal lines run only
+where N = M; d a multiple of 16. Its O is checked as the rungs' FP8 step is, against float32 math
+on the float16 inputs, at the course's e4m3 tolerance (common/harness.h: CHECK_E4M3_TOLERANCE).
+Bytes count 2 an element as the rungs' e4m3 rows do (their inputs are float16, quantized in the step).
+
 Runs only where python3 has PyTorch with CUDA (the GPU machine); nothing in the course needs it.
 PyTorch aligns causal masks top-left while the course aligns them bottom-right, so causal shapes
 are compared only where N = M (there the two agree).
@@ -224,12 +234,19 @@ def read_sweep(path, accepted):
     return cases
 
 
-def not_run(c):
-    """Why the peers do not run this line (the row's status), or None."""
+E4M3_TOLERANCE = 0.12   # common/harness.h: CHECK_E4M3_TOLERANCE
+
+
+def not_run(c, fp8=False):
+    """Why the peers do not run this line (the row's status), or None; fp8: for cudnn-fp8, which
+    runs the e4m3 lines alone."""
     B, Hq, Hkv, N, M, d, causal = c["shape"]
-    if c["dtype"] == "e4m3":
-        return ("unsupported: float8 e4m3: the peers here run SDPA in float16 or bfloat16, and no FP8 "
-                "attention is installed beside them; not run (the float16 line of the shape has their number)")
+    if c["dtype"] == "e4m3" and not fp8:
+        return ("unsupported: float8 e4m3: SDPA and FlashAttention-4 run float16 or bfloat16 here; "
+                "cuDNN's FP8 attention (cudnn-fp8, where its frontend is installed) runs this line's "
+                "forward (the float16 line of the shape has their number)")
+    if fp8 and d % 16:
+        return "unsupported: cuDNN's FP8 attention takes head dims that are multiples of 16 (d = %d)" % d
     if c["page"]:
         return ("unsupported: a paged KV cache (page=%d): SDPA reads K and V contiguous; not run "
                 "(a contiguous line of the same shape has the peers' number)" % c["page"])
@@ -271,6 +288,75 @@ def import_torch():
     return torch, F, SDPBackend, sdpa_kernel
 
 
+def run_cudnn_fp8(torch, cudnn, dev, case, row, time_call, flush):
+    """cuDNN's FP8 attention (the frontend's sdpa_fp8) on one e4m3 line: its row, or an
+    "unsupported: ..." row with the first line of cuDNN's refusal."""
+    B, Hq, Hkv, N, M, d, causal = case["shape"]
+    gen = torch.Generator(device=dev).manual_seed(1234)
+    x16 = [torch.randn(B, h, n, d, device=dev, dtype=torch.float16, generator=gen)
+           for h, n in ((Hq, N), (Hkv, M), (Hkv, M))]
+    if case["inputs"] == "outlier":
+        x16[0].mul_(10.0)
+        x16[1].mul_(10.0)
+    elif case["inputs"] == "sparse-outlier":
+        for x in x16:
+            x[torch.rand(x.shape, device=dev, generator=gen) < 1e-3] *= 10.0
+    # the float32 reference of the first 128 query rows of (b, h) = (0, 0), from the float16 inputs
+    q, k, v = x16
+    rows = min(N, 128)
+    sc = (q[0, 0, :rows].float() @ k[0, 0].float().T) / math.sqrt(d)
+    if causal:
+        i = torch.arange(rows, device=dev)[:, None]
+        j = torch.arange(M, device=dev)[None, :]
+        sc = sc.masked_fill(j > i, float("-inf"))          # N = M here: top-left is bottom-right
+    ref = torch.softmax(sc, dim=-1) @ v[0, 0].float()
+    del sc
+    # per tensor: x8 = x * 448 / amax in e4m3; descale = amax / 448 (1-element float32 tensors)
+    x8, descale = [], []
+    for x in x16:
+        amax = x.abs().max().float().clamp_min(1e-6)
+        x8.append((x.float() * (448.0 / amax)).to(torch.float8_e4m3fn))
+        descale.append((amax / 448.0).reshape(1, 1, 1, 1))
+    ones = torch.ones(1, 1, 1, 1, device=dev, dtype=torch.float32)
+    o8 = torch.empty(B, Hq, N, d, device=dev, dtype=torch.float8_e4m3fn)
+    lse = torch.empty(B, Hq, N, 1, device=dev, dtype=torch.float32)
+    amax_s = torch.empty(1, 1, 1, 1, device=dev, dtype=torch.float32)
+    amax_o = torch.empty(1, 1, 1, 1, device=dev, dtype=torch.float32)
+    try:
+        handle = cudnn.create_handle()
+        if hasattr(cudnn, "set_stream"):      # on PyTorch's stream, where the timing events are
+            cudnn.set_stream(handle=handle, stream=torch.cuda.current_stream().cuda_stream)
+        g = cudnn.pygraph(io_data_type=cudnn.data_type.FP8_E4M3, intermediate_data_type=cudnn.data_type.FLOAT,
+                          compute_data_type=cudnn.data_type.FLOAT, handle=handle)
+        ins = [g.tensor_like(t) for t in x8 + descale + [ones, ones, ones]]
+        o_t, lse_t, amax_s_t, amax_o_t = g.sdpa_fp8(*ins, generate_stats=True, attn_scale=1.0 / math.sqrt(d),
+                                                    use_causal_mask=bool(causal), name="cudnn_fp8")
+        o_t.set_output(True).set_dim(list(o8.shape)).set_stride(list(o8.stride())).set_data_type(cudnn.data_type.FP8_E4M3)
+        lse_t.set_output(True).set_dim(list(lse.shape)).set_stride(list(lse.stride())).set_data_type(cudnn.data_type.FLOAT)
+        for t in (amax_s_t, amax_o_t):
+            t.set_output(True).set_dim([1, 1, 1, 1]).set_stride([1, 1, 1, 1]).set_data_type(cudnn.data_type.FLOAT)
+        g.validate()
+        g.build_operation_graph()
+        g.create_execution_plans([cudnn.heur_mode.A, cudnn.heur_mode.FALLBACK])
+        g.check_support()
+        g.build_plans()
+        ws = torch.empty(max(1, g.get_workspace_size()), device=dev, dtype=torch.uint8)
+        pack = dict(zip(ins, x8 + descale + [ones, ones, ones]))
+        pack.update({o_t: o8, lse_t: lse, amax_s_t: amax_s, amax_o_t: amax_o})
+
+        def fn():
+            g.execute(pack, ws, handle=handle)
+        fn()
+        torch.cuda.synchronize()
+    except Exception as e:
+        row("cudnn-fp8", case, "unsupported: cuDNN: " + (str(e).split("\n")[0][:150] or type(e).__name__))
+        return
+    rel = ((o8[0, 0, :rows].float() - ref).norm() / ref.norm()).item()
+    med, mn, mx, n = time_call(fn)
+    status = "ok" if rel <= E4M3_TOLERANCE else "FAIL: rel-L2 %.3g vs float32 math" % rel
+    row("cudnn-fp8", case, status, (med, mn, mx), rel, "call=sdpa_fp8;scales=per-tensor;runs=%d;flush=%s" % (n, flush))
+
+
 def main():
     ap = Parser(allow_abbrev=False)
     ap.add_argument("--sweep", required=True, help="the sweep file (sweeps/*.txt: B Hq Hkv N M d causal [key=value ...] a line)")
@@ -296,6 +382,8 @@ def main():
     if args.list:
         for c in cases:
             why = not_run(c)
+            if c["dtype"] == "e4m3" and not args.backward:
+                why = not_run(c, fp8=True)    # cudnn-fp8's line: run where its frontend is installed
             print("%s %s %s %s%s" % ("run " if why is None else "skip", " ".join(str(x) for x in c["shape"]),
                                      c["dtype"], label(c) or "-", "" if why is None else "  " + why))
         return 0
@@ -326,6 +414,12 @@ def main():
         backends.append(("fa4", None))
     except Exception:                         # not installed: no fa4 rows
         fa4_func = None
+    cudnn = None
+    if not args.backward and any(c["dtype"] == "e4m3" for c in cases):
+        try:
+            import cudnn                      # after torch: it binds the libcudnn torch loaded
+        except Exception:                     # not installed: no cudnn-fp8 rows
+            cudnn = None
     # Each row is one write at the end of the CSV; a write that fails is cut back off, so the file
     # keeps whole rows only (the ones before), and the run stops with one line naming the file.
     try:
@@ -429,6 +523,12 @@ def main():
         if why is not None:
             for rung, be in backends:
                 row(rung, case, why)
+            if case["dtype"] == "e4m3" and cudnn is not None:
+                why8 = not_run(case, fp8=True)
+                if why8 is not None:
+                    row("cudnn-fp8", case, why8)
+                else:
+                    run_cudnn_fp8(torch, cudnn, dev, case, row, time_call, "write+read" if clean else "write")
             continue
         dt = torch.bfloat16 if case["dtype"] == "bf16" else torch.float16
         tol = 1e-2 if case["dtype"] == "bf16" else 2e-3      # the rungs' tolerances (README: how a run is checked)
