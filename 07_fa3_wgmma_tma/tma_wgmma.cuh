@@ -84,20 +84,20 @@ struct f3_tile {
     /* S = Q K^T: DK / 16 wgmmas, both operands K-major in shared memory (issued, not waited for). */
     static __device__ __forceinline__ void issue_s(float (&s)[BC / 2], uint32_t q_wg, uint32_t k_base)
     {
+        const wgmma_dsc da = wgmma_dsc_of(q_wg, 16, 1024), db = wgmma_dsc_of(k_base, 16, 1024);
 #pragma unroll
         for (int kk = 0; kk < DK / 16; kk++) {
             const uint32_t off = (kk % 4) * 32;        /* 16 columns = 32 bytes into the chunk */
-            const uint64_t da = wgmma_desc(q_wg + (kk / 4) * BR * 128 + off, 16, 1024);
-            const uint64_t db = wgmma_desc(k_base + (kk / 4) * BC * 128 + off, 16, 1024);
-            wgmma_ss<BC, BF16>(s, da, db, kk > 0);
+            wgmma_ss<BC, BF16>(s, wgmma_dsc_at(da, (kk / 4) * BR * 128 + off), wgmma_dsc_at(db, (kk / 4) * BC * 128 + off), kk > 0);
         }
     }
 
     /* O += P V: BC / 16 wgmmas, P from registers, V N-major in shared memory (issued, not waited for). */
     static __device__ __forceinline__ void issue_pv(float (&o)[DV / 2], const uint32_t (&pa)[PK][4], uint32_t v_base)
     {
+        const wgmma_dsc dv = wgmma_dsc_of(v_base, BC * 128, 1024);
 #pragma unroll
-        for (int kb = 0; kb < PK; kb++) wgmma_rs<DV, BF16>(o, pa[kb], wgmma_desc(v_base + kb * 2048, BC * 128, 1024), 1);
+        for (int kb = 0; kb < PK; kb++) wgmma_rs<DV, BF16>(o, pa[kb], wgmma_dsc_at(dv, kb * 2048), 1);
     }
 
     /* P (S's accumulators after the softmax) to the A registers: two n8 blocks of S = one k16 step. */
@@ -299,7 +299,7 @@ fa3_kernel(const __grid_constant__ CUtensorMap tq, const __grid_constant__ CUten
     extern __shared__ unsigned char smem_raw[];
     const f3_smem<T> sm(smem_raw);
     uint64_t *qfull = sm.bar(), *full = qfull + 1;
-    const int wg = threadIdx.x / 128, w = (threadIdx.x / 32) % 4, g = (threadIdx.x % 32) / 4;
+    const int wg = __shfl_sync(0xffffffffu, threadIdx.x / 128, 0), w = (threadIdx.x / 32) % 4, g = (threadIdx.x % 32) / 4;
     const int bh = blockIdx.y, b = bh / p.Hq, h = bh % p.Hq;
     const int kvp = b * p.Hkv + h / (p.Hq / p.Hkv);                     /* K/V plane */
     const int m0 = blockIdx.x * T::BR, n_tiles = f3_tiles(p, m0, T::BR, T::BC);

@@ -225,7 +225,8 @@ fa3_ws_kernel(const __grid_constant__ CUtensorMap tq, const __grid_constant__ CU
         if (threadIdx.x < 32) f3_produce<T, S>(sm, &tq, &tk, &tv, &to, p);
     } else {                                    /* a consumer */
         setmaxnreg_inc<T::REGS>();
-        f3_consume<T, L, S>(sm, p, threadIdx.x / 128 - 1);
+        const int cw = threadIdx.x / 128 - 1;   /* from lane 0: uniform (not above d = 128: 07d spills) */
+        f3_consume<T, L, S>(sm, p, T::DK <= 128 ? __shfl_sync(0xffffffffu, cw, 0) : cw);
     }
 }
 

@@ -101,6 +101,23 @@ static __device__ __forceinline__ uint64_t wgmma_desc(uint32_t addr, uint32_t le
 {
     return wgmma_desc_sw(addr, leading, stride, WGMMA_SWIZZLE_128B);
 }
+/* A wgmma descriptor kept as its two 32-bit words: lo the start address and the leading offset, hi
+ * the stride and the swizzle. A product's k steps move through a tile by constant byte offsets, and
+ * with the words apart each step is one 32-bit add to lo (the 14-bit start field holds any shared
+ * memory address, so the add never carries into the leading offset). Rebuilt from the address at
+ * every step, a descriptor costs about a dozen instructions, in the issuing warps' slots. */
+typedef struct wgmma_dsc { uint32_t lo, hi; } wgmma_dsc;
+static __device__ __forceinline__ wgmma_dsc wgmma_dsc_of(uint32_t addr, uint32_t leading, uint32_t stride)
+{
+    const uint64_t d = wgmma_desc(addr, leading, stride);
+    return wgmma_dsc{(uint32_t)d, (uint32_t)(d >> 32)};
+}
+/* The descriptor of the tile `bytes` (a multiple of 16) past d's start. */
+static __device__ __forceinline__ uint64_t wgmma_dsc_at(wgmma_dsc d, uint32_t bytes)
+{
+    return (uint64_t)d.hi << 32 | (d.lo + (bytes >> 4));
+}
+
 /* Before the first wgmma that reads registers written since the last one (accumulators, A). */
 static __device__ __forceinline__ void wgmma_fence(void) { asm volatile("wgmma.fence.sync.aligned;" ::: "memory"); }
 static __device__ __forceinline__ void wgmma_commit(void) { asm volatile("wgmma.commit_group.sync.aligned;" ::: "memory"); }

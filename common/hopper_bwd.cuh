@@ -15,25 +15,6 @@ static __device__ __forceinline__ void bulk_reduce_add_f32(float *dst, const flo
                  :: "l"(dst), "r"(smem_addr(src)), "r"(n) : "memory");
 }
 
-/* A wgmma descriptor kept as its two 32-bit words: lo the start address and the leading offset, hi
- * the stride and the swizzle. A product's k steps move through a tile by constant byte offsets, and
- * with the words apart each step is one 32-bit add to lo (the 14-bit start field holds any shared
- * memory address, so the add never carries into the leading offset). Rebuilt from the address at
- * every step, a descriptor costs about a dozen instructions, and the consumers issue them. */
-typedef struct wgmma_dsc {
-    uint32_t lo, hi;
-} wgmma_dsc;
-static __device__ __forceinline__ wgmma_dsc wgmma_dsc_of(uint32_t addr, uint32_t leading, uint32_t stride)
-{
-    const uint64_t d = wgmma_desc(addr, leading, stride);
-    return wgmma_dsc{(uint32_t)d, (uint32_t)(d >> 32)};
-}
-/* The descriptor of the tile `bytes` (a multiple of 16) past d's start. */
-static __device__ __forceinline__ uint64_t wgmma_dsc_at(wgmma_dsc d, uint32_t bytes)
-{
-    return (uint64_t)d.hi << 32 | (d.lo + (bytes >> 4));
-}
-
 /* hopper.cuh's wgmma_ss with both operands transposed: A M-major (its M contiguous) and B N-major,
  * both from shared memory. Rung 08's Hopper backward: dQ = dS K with dS stored as dS^T (keys by
  * queries) and K as loaded (keys by d). An M-major A is described as an N-major B is (see the top
