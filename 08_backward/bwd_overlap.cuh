@@ -23,44 +23,37 @@
  *      so that dq's 32 registers (d = 128) are dead again before dP^T's arrive: 64 dK + 64 dV + 32
  *      S^T + 32 dQ at the peak, as 08c's 64 + 64 + 32 + 32 (S^T and dP^T).
  *
- *   2. dQ's float32 stores without bank conflicts. The buffer stays plain rows (the bulk reduce-add
- *      copies it as it lies, into a row-major accumulator). Rows are 4 D bytes apart, a multiple of
- *      128, so a row's column col sits in bank col % 32 whatever the row; thread (g, c) holds the
- *      columns 8 j + 2 c (+1) of rows g and g + 8, and 08c's store j wrote column 8 j + 2 c in all 8
- *      rows g at once: 8 rows on the same 8 banks, 8 wavefronts for 256 bytes (2 would do). Here store
- *      k of a group of four j writes j = k ^ (g % 4): rows g = 0..3 hit the four different 8-bank
- *      groups of 32 columns, rows 4..7 the same four again, 2 wavefronts. Which value goes to store k
- *      depends on the lane, so the four float2 of a group are permuted in registers by two rounds of
- *      selects (bit 0 of g, then bit 1), 2 selects a float: cheaper than 6 extra wavefronts a store.
+ *   2. dQ's float32 stores without bank conflicts. Rows are 4 D bytes apart, a multiple of 128, so
+ *      a row's column col sits in bank col % 32 whatever the row; thread (g, c) holds the columns
+ *      8 j + 2 c (+1) of rows g and g + 8, and 08c's store j wrote column 8 j + 2 c in all 8 rows g
+ *      at once: 8 rows on the same 8 banks, 8 wavefronts for 256 bytes (2 would do). Here the rows
+ *      are swizzled: column col of row r lies at col ^ 8 (r % 4), so store j of rows g = 0..3 hits
+ *      the four different 8-bank groups of 32 columns, rows 4..7 the same four again: 2 wavefronts.
+ *      The value a store writes is the same register in every lane; only its address depends on the
+ *      row, so nothing is permuted in registers. The bulk reduce-add copies the buffer as it lies,
+ *      so the float32 accumulator in global memory holds the same swizzled rows, and the convert
+ *      kernel reads column col of query q at col ^ 8 (q % 4) (bwd_dq_convert's swz: q, not the row
+ *      of all heads, since N need not be a multiple of 4; the tiles start at multiples of 64). D is a multiple
+ *      of 32 (64, 96, 128, 256), so a row's columns stay in the row.
  *
  * Compiled into hopper_bwd.cu's translation unit (it uses that file's named barriers). */
 
-/* dQ (dq[4 j + e]: row 16 wq + g (+8 for e >= 2), column cw D/2 + 8 j + 2 c (+1 for odd e)) into the
- * plain float32 rows of sdq, D floats a row, four j at a time in the lane's order k ^ (g % 4). */
+/* dQ (dq[4 j + e]: row 16 wq + g (+8 for e >= 2), column col0 + 8 j + 2 c (+1 for odd e)) into the
+ * swizzled float32 rows of sdq, D floats a row: column col of row r at col ^ 8 (r % 4). */
 template <int D, int BR>
 static __device__ __forceinline__ void ov_store_dq(float *sdq, const float (&dq)[h_dq_part<D, BR>::QN / 2], int wq, int g,
                                                    int c, int cw)
 {
     typedef h_dq_part<D, BR> P;
     constexpr int QN = P::QN;
-    const int qn = P::cols(cw);
-    const bool b0 = g & 1, b1 = g & 2;
-    const int r = g & 3;
+    const int qn = P::cols(cw), r = g & 3;             /* row % 4: row0, 16 wq and 8 are multiples of 4 */
 #pragma unroll
     for (int hi = 0; hi < 2; hi++) {
         float *row = sdq + (P::row0(cw) + 16 * wq + g + 8 * hi) * D + P::col0(cw) + 2 * c;
 #pragma unroll
-        for (int jb = 0; jb < QN / 32; jb++) {
-            if (32 * jb >= qn) break;
-            float2 v[4], u[4];
-#pragma unroll
-            for (int k = 0; k < 4; k++) v[k] = make_float2(dq[4 * (4 * jb + k) + 2 * hi], dq[4 * (4 * jb + k) + 2 * hi + 1]);
-#pragma unroll
-            for (int k = 0; k < 4; k++) u[k] = b0 ? v[k ^ 1] : v[k];   /* u[k] = v[k ^ (r & 1)] */
-#pragma unroll
-            for (int k = 0; k < 4; k++) v[k] = b1 ? u[k ^ 2] : u[k];   /* v[k] = old v[k ^ r] */
-#pragma unroll
-            for (int k = 0; k < 4; k++) *reinterpret_cast<float2 *>(row + 8 * (4 * jb + (k ^ r))) = v[k];
+        for (int j = 0; j < QN / 8; j++) {
+            if (8 * j >= qn) break;                      /* qn is a multiple of 32: j ^ r < qn / 8 */
+            *reinterpret_cast<float2 *>(row + 8 * (j ^ r)) = make_float2(dq[4 * j + 2 * hi], dq[4 * j + 2 * hi + 1]);
         }
     }
 }

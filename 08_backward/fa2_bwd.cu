@@ -78,16 +78,24 @@ template <> struct bwd_tile<128> { static constexpr int BRW = 32, MINB = 1; };
 
 /* 3. dQ = scale * accumulator, in T; the accumulator's rows dp floats apart (dp >= d: 08c pads d).
  * Eight elements a thread and a step, two 16-byte loads and one 16-byte store: d is a multiple of 8,
- * so eight never straddle two rows. One element at a time it reached half the memory's rate. */
+ * so eight never straddle two rows. One element at a time it reached half the memory's rate.
+ * swz (08d): column col of query q (of n in a head) lies at col ^ 8 (q % 4) (bwd_overlap.cuh);
+ * eight columns from a multiple of 8 stay eight in a row. */
 template <typename T>
-__global__ void bwd_convert(const float *__restrict__ dQacc, T *__restrict__ dQ, float scale, size_t chunks, int d, int dp)
+__global__ void bwd_convert(const float *__restrict__ dQacc, T *__restrict__ dQ, float scale, size_t chunks, int d, int dp,
+                            int swz, int n)
 {
     const int d8 = d / 8;
     for (size_t c = (size_t)blockIdx.x * blockDim.x + threadIdx.x; c < chunks; c += (size_t)gridDim.x * blockDim.x) {
         const size_t row = c / d8;
         const int col = (int)(c % d8) * 8;
-        const float4 a = *reinterpret_cast<const float4 *>(dQacc + row * dp + col);
-        const float4 b = *reinterpret_cast<const float4 *>(dQacc + row * dp + col + 4);
+        int src = col;
+        if (swz) {   /* the query q = row % n, in 32 bits where the row fits (a 64-bit division is long) */
+            const unsigned q = row <= 0xffffffffu ? (unsigned)row % (unsigned)n : (unsigned)(row % (size_t)n);
+            src ^= (int)(q % 4) * 8;
+        }
+        const float4 a = *reinterpret_cast<const float4 *>(dQacc + row * dp + src);
+        const float4 b = *reinterpret_cast<const float4 *>(dQacc + row * dp + src + 4);
         *reinterpret_cast<uint4 *>(dQ + row * d + col) =
             make_uint4(pack2_t<T>(a.x * scale, a.y * scale), pack2_t<T>(a.z * scale, a.w * scale),
                        pack2_t<T>(b.x * scale, b.y * scale), pack2_t<T>(b.z * scale, b.w * scale));
@@ -96,10 +104,14 @@ __global__ void bwd_convert(const float *__restrict__ dQacc, T *__restrict__ dQ,
 
 /* bwd_convert one element at a time, for a dQ that does not start on 16 bytes (the C API's caller's) */
 template <typename T>
-__global__ void bwd_convert_rows(const float *__restrict__ dQacc, T *__restrict__ dQ, float scale, size_t n, int d, int dp)
+__global__ void bwd_convert_rows(const float *__restrict__ dQacc, T *__restrict__ dQ, float scale, size_t n, int d, int dp,
+                                 int swz, int nq)
 {
-    for (size_t e = (size_t)blockIdx.x * blockDim.x + threadIdx.x; e < n; e += (size_t)gridDim.x * blockDim.x)
-        dQ[e] = to_storage<T>(dQacc[e / d * dp + e % d] * scale);
+    for (size_t e = (size_t)blockIdx.x * blockDim.x + threadIdx.x; e < n; e += (size_t)gridDim.x * blockDim.x) {
+        const size_t row = e / d;
+        const int col = (int)(e % d);
+        dQ[e] = to_storage<T>(dQacc[row * dp + (swz ? col ^ (int)(row % nq % 4) * 8 : col)] * scale);
+    }
 }
 
 /* Start copying query tile (rows row..row+BR-1 of the flattened [B,Hq,N] rows) into one stage:
@@ -340,7 +352,7 @@ const char *bwd_pre_and_kv(const attn_args *a, cudaStream_t st, float *dq_acc, f
     return "rung 08 runs head dims 64 and 128";
 }
 
-const char *bwd_dq_convert(const attn_args *a, cudaStream_t st, const float *dq_acc, int dp)
+const char *bwd_dq_convert(const attn_args *a, cudaStream_t st, const float *dq_acc, int dp, int swz)
 {
     const attn_shape *s = &a->shape;
     const size_t n = attn_q_elems(s);
@@ -348,13 +360,13 @@ const char *bwd_dq_convert(const attn_args *a, cudaStream_t st, const float *dq_
     if ((uintptr_t)a->grad->dq % 16 == 0 && (uintptr_t)dq_acc % 16 == 0) {
         const size_t chunks = n / 8;
         const unsigned blocks = (unsigned)((chunks + 255) / 256 < 65535 * 16 ? (chunks + 255) / 256 : 65535 * 16);
-        if (bf) bwd_convert<__nv_bfloat16><<<blocks, 256, 0, st>>>(dq_acc, (__nv_bfloat16 *)a->grad->dq, s->scale, chunks, s->d, dp);
-        else bwd_convert<__half><<<blocks, 256, 0, st>>>(dq_acc, (__half *)a->grad->dq, s->scale, chunks, s->d, dp);
+        if (bf) bwd_convert<__nv_bfloat16><<<blocks, 256, 0, st>>>(dq_acc, (__nv_bfloat16 *)a->grad->dq, s->scale, chunks, s->d, dp, swz, s->N);
+        else bwd_convert<__half><<<blocks, 256, 0, st>>>(dq_acc, (__half *)a->grad->dq, s->scale, chunks, s->d, dp, swz, s->N);
         RUNG_LAUNCHED(bwd_convert);
     } else {
         const unsigned blocks = (unsigned)((n + 255) / 256 < 65535 * 16 ? (n + 255) / 256 : 65535 * 16);
-        if (bf) bwd_convert_rows<__nv_bfloat16><<<blocks, 256, 0, st>>>(dq_acc, (__nv_bfloat16 *)a->grad->dq, s->scale, n, s->d, dp);
-        else bwd_convert_rows<__half><<<blocks, 256, 0, st>>>(dq_acc, (__half *)a->grad->dq, s->scale, n, s->d, dp);
+        if (bf) bwd_convert_rows<__nv_bfloat16><<<blocks, 256, 0, st>>>(dq_acc, (__nv_bfloat16 *)a->grad->dq, s->scale, n, s->d, dp, swz, s->N);
+        else bwd_convert_rows<__half><<<blocks, 256, 0, st>>>(dq_acc, (__half *)a->grad->dq, s->scale, n, s->d, dp, swz, s->N);
         RUNG_LAUNCHED(bwd_convert_rows);
     }
     return NULL;
@@ -381,7 +393,7 @@ static const char *run_08a(const attn_args *a, cudaStream_t st)
     float *Lsc = Dvec + attn_lse_elems(s);
     const char *err = bwd_pre_and_kv(a, st, dQacc, Dvec, Lsc);
     if (err) return err;
-    return bwd_dq_convert(a, st, dQacc, s->d);
+    return bwd_dq_convert(a, st, dQacc, s->d, 0);
 }
 
 static const rung rung_08a = {

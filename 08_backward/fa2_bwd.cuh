@@ -198,8 +198,9 @@ const char *bwd_pre_and_kv(const attn_args *a, cudaStream_t st, float *dq_acc, f
 size_t bwd_kv_smem(int d, int with_dq);
 
 /* fa2_bwd.cu: dQ = scale * dq_acc, rounded to the storage type, over the whole dQ (08a, and 08c
- * whose accumulator rows are dp >= d floats apart). NULL, or the launch's error. */
-const char *bwd_dq_convert(const attn_args *a, cudaStream_t st, const float *dq_acc, int dp);
+ * whose accumulator rows are dp >= d floats apart; swz: 08d's, whose rows are swizzled, column col
+ * of query q at col ^ 8 (q % 4)). NULL, or the launch's error. */
+const char *bwd_dq_convert(const attn_args *a, cudaStream_t st, const float *dq_acc, int dp, int swz);
 
 extern "C" const rung rung_08b;   /* fa2_bwd_det.cu: deterministic, dQ by a kernel of its own */
 extern "C" const rung rung_08c;   /* hopper_bwd.cu: TMA, wgmma, warp specialization (sm_90a) */

@@ -680,7 +680,7 @@ static const char *launch_08c(const attn_args *a, cudaStream_t st, float *dQacc,
     const unsigned grid = (unsigned)((s->M + BC - 1) / BC) * s->Hkv * s->B;
     bwd_sm90<D, T, OV><<<grid, H_THREADS, smem, st>>>(tq, tk, tv, tdo, p);
     RUNG_LAUNCHED(bwd_sm90);
-    return bwd_dq_convert(a, st, dQacc, D);
+    return bwd_dq_convert(a, st, dQacc, D, OV);
 }
 
 /* OV: 08d's consumer loop (bwd_overlap.cuh); the workspace, the launches and the grid are 08c's */
