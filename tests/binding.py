@@ -9,10 +9,12 @@
     N = 0, an unknown variant, the wrong pass (ladder_backward on a forward rung, and back);
   - a good shape with no device: -1 and a "no CUDA device" reason (with a device: refused, NULL q);
   - the package imports without PyTorch (its import hidden), says so in one line from attention(),
-    and raises ladder.Refused, a ValueError, with the rung's reason.
+    and raises ladder.Refused, a ValueError, with the rung's reason;
+  - attention()'s cache of ladder_workspace answers keeps what the rung took, never a refusal.
 Prints "ok ...", "FAIL ..." or "skip ..." per check (tools/run_tests.sh counts them)."""
 import ctypes
 import glob
+import importlib
 import os
 import subprocess
 import sys
@@ -139,6 +141,27 @@ if not have_device:
         check(False, "ladder.workspace on a good shape says no CUDA device", "no exception")
     except RuntimeError as e:
         check(str(e).startswith("no CUDA device found"), "ladder.workspace on a good shape says no CUDA device", str(e))
+# attention()'s cache (_plan): a refusal is asked again and raised on every call, nothing kept; a
+# shape the rung takes is kept (with a device; without one, the no-device error is not kept either).
+# The kept shape is rung 00's, which every device runs
+plan = importlib.import_module("ladder.attention")
+bad, good = (1, 2, 1, 64, 64, 7, 0, 0, 0.0), (1, 8, 8, 1024, 1024, 128, 0, 0, 0.0)
+got = []
+for _ in range(2):
+    try:
+        plan._plan("07", bad, None, 0)
+        got.append("no exception")
+    except ladder.Refused as e:
+        got.append(str(e))
+check(len(set(got)) == 1 and got[0].startswith("07") and not plan._plans,
+      "attention()'s workspace cache: d = 7 refused on every call, nothing kept", f"{got}, {plan._plans}")
+try:
+    first = plan._plan("00", good, None, 0)
+    check(plan._plan("00", good, None, 0) is first and first[1] >= 0 and len(plan._plans) == 1,
+          "attention()'s workspace cache: a shape the rung takes is asked once", f"{plan._plans}")
+except (RuntimeError, ladder.Refused) as e:
+    check(not have_device and str(e).startswith("no CUDA device found") and not plan._plans,
+          "attention()'s workspace cache: without a device nothing is kept", f"{e}, {plan._plans}")
 try:
     ladder.variants("99")
     check(False, "a rung without a library: FileNotFoundError naming it", "no exception")

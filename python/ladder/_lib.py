@@ -3,6 +3,7 @@ is common/ladder.h. Plain Python: nothing here needs PyTorch, so that the refusa
 check can be asked (and tested) on a machine without it."""
 import ctypes
 import os
+import threading
 
 F16, BF16, E4M3 = 0, 1, 2        # common/ladder.h's LADDER_F16, LADDER_BF16, LADDER_E4M3
 
@@ -59,15 +60,23 @@ def load(rung):
     return lib
 
 
+# why[] made once per thread: a new one each call costs about a microsecond, and one shared by all
+# threads could give a thread another's reason
+_tls = threading.local()
+
+
 def call(fn, *args):
     """fn(*args, why, len): 0 -> None; 1 -> Refused(why); -1 -> RuntimeError(why) (a CUDA error, no device)."""
-    why = ctypes.create_string_buffer(1024)
+    why = getattr(_tls, "why", None)
+    if why is None:
+        why = _tls.why = ctypes.create_string_buffer(1024)
     rc = fn(*args, why, len(why))
+    if rc == 0:
+        return
     msg = why.value.decode(errors="replace")
     if rc == 1:
         raise Refused(msg)
-    if rc != 0:
-        raise RuntimeError(msg)
+    raise RuntimeError(msg)
 
 
 def _text(fn):
