@@ -229,13 +229,17 @@ check "readme_results.sh --help rewrites no README" "$(find . -name '*.md' -not 
 tools/readme_results.sh --bogus >/dev/null 2>&1
 check "readme_results.sh --bogus is refused (exit 2)" "$?" 2
 
-# ---- the prefill sweep's float8 e4m3 lines (rung 07's FP8 step): the peers read them and run none,
-#      and a README table that names no dtype leaves e4m3 rows out ----
+# ---- the prefill sweep's float8 e4m3 lines (rung 07's FP8 step): of the peers only cuDNN's FP8
+#      attention (cudnn-fp8) runs them, forward; and a README table that names no dtype leaves e4m3
+#      rows out ----
 n8=$(grep -c 'dtype=e4m3' sweeps/prefill.txt)
 if command -v python3 >/dev/null; then
   list=$(python3 tools/peers.py --list --sweep sweeps/prefill.txt 2>&1); rc=$?
   check "peers --list reads sweeps/prefill.txt with its e4m3 lines (exit 0)" "$rc" 0
-  check "peers: every e4m3 line skipped, saying why" \
+  check "peers: every e4m3 line of the sweep run (cudnn-fp8: d a multiple of 16, causal at N = M)" \
+    "$(printf '%s\n' "$list" | grep -c '^run  .* e4m3 ')" "$n8"
+  list=$(python3 tools/peers.py --list --backward --sweep sweeps/prefill.txt 2>&1)
+  check "peers --backward: every e4m3 line skipped, saying why" \
     "$(printf '%s\n' "$list" | grep -c '^skip .* e4m3 .*unsupported: float8 e4m3')" "$n8"
 fi
 printf 'rung,B,Hq,Hkv,N,M,d,causal,dtype,status,ms_median,ms_min,ms_max,tflops,gbps,rel_err,max_abs_err,lse_err,workspace_bytes,device,commit,extra\n07f,1,8,8,4096,4096,256,0,f16,ok,1,1,1,700,1,,,,0,x,c,\n07g,1,8,8,4096,4096,256,0,e4m3,ok,1,1,1,1200,1,,,,0,x,c,\n07f,1,8,8,4096,4096,256,0,e4m3,unsupported: not FP8,,,,,,,,,x,c,\n' > "$tmp/fp8rows.csv"
