@@ -32,9 +32,10 @@
  *      The value a store writes is the same register in every lane; only its address depends on the
  *      row, so nothing is permuted in registers. The bulk reduce-add copies the buffer as it lies,
  *      so the float32 accumulator in global memory holds the same swizzled rows, and the convert
- *      kernel reads column col of query q at col ^ 8 (q % 4) (bwd_dq_convert's swz: q, not the row
- *      of all heads, since N need not be a multiple of 4; the tiles start at multiples of 64). D is a multiple
- *      of 32 (64, 96, 128, 256), so a row's columns stay in the row.
+ *      kernel reads column col of query q at col ^ 8 (q % 4) (bwd_dq_convert's swz). q, not the
+ *      row counted over all heads: N need not be a multiple of 4, while the tiles start at
+ *      multiples of 64 queries. D is a multiple of 32 (64, 96, 128, 256), so a row's columns stay
+ *      in the row.
  *
  * Compiled into hopper_bwd.cu's translation unit (it uses that file's named barriers). */
 
