@@ -8,14 +8,8 @@
 #
 # About 3 minutes to build (16 cores), 5 for make test, 2 for make train (estimates).
 set -u
-OUT=${OUT:-build/out}
-case $OUT in /*) ;; *) OUT=$PWD/$OUT ;; esac
-cd "$(dirname "$0")/.." || exit 1
-mkdir -p "$OUT"
-export ATTN_COMMIT=${COMMIT:-unknown}
-say() { echo "$*" | tee -a "$OUT/summary.txt"; }
-t0=$(date +%s)
-took() { echo "($(($(date +%s) - t0)) s since the start)"; }
+. "$(dirname "$0")/steps.sh"
+lab_plain_start
 for step in ${*:-build test train}; do
   case $step in
     build) make -j"$(nproc)" build > "$OUT/build.log" 2>&1; say "build: exit $? $(took)" ;;

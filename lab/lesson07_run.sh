@@ -18,15 +18,8 @@
 #
 # COMMIT (the tree's commit) and OLD_COMMIT name the two trees in the CSV. The summary is printed last.
 set -u
-OUT=${OUT:-build/out}
-case $OUT in /*) ;; *) OUT=$PWD/$OUT ;; esac
-cd "$(dirname "$0")/.." || exit 1
-mkdir -p "$OUT"
-export ATTN_COMMIT=${COMMIT:-unknown}
-summary=$OUT/summary.txt
-say() { echo "$*" | tee -a "$summary"; }
-t0=$(date +%s)
-took() { echo "($(($(date +%s) - t0)) s since the start)"; }
+. "$(dirname "$0")/steps.sh"
+lab_plain_start
 
 for step in "$@"; do
   case $step in

@@ -1,6 +1,6 @@
 # The skeleton of lab/fp8_run.sh, sourced by it (and by fp8_hold_ab.sh, which lived in lab/ until
 # commit 9e2d1a6): one device call split into steps, each under a cap, all within one deadline,
-# every command under `timeout`.
+# every command under `timeout`. Below it, lab_plain_start: the start of a script of plain steps.
 #
 #   . "$(dirname "$0")/steps.sh"; lab_start NAME DEADLINE      (before anything else of the script)
 #
@@ -26,6 +26,19 @@ lab_start() {
   : > "$summary"
 }
 say() { echo "$*" | tee -a "$summary"; }
+# lab_plain_start: the same start for a script of plain steps, without a deadline or a working
+# folder (lab/capi_run.sh, lab/lesson07_run.sh): $OUT absolute and made, cd to the repository root,
+# ATTN_COMMIT from $COMMIT, the summary $OUT/summary.txt, and took() for the seconds since the start.
+lab_plain_start() {
+  OUT=${OUT:-build/out}
+  case $OUT in /*) ;; *) OUT=$PWD/$OUT ;; esac
+  cd "$(dirname "$0")/.." || exit 1
+  mkdir -p "$OUT"
+  export ATTN_COMMIT=${COMMIT:-unknown}
+  summary=$OUT/summary.txt
+  t0=$(date +%s)
+}
+took() { echo "($(($(date +%s) - t0)) s since the start)"; }
 now() { date +%s; }
 left() { echo $((step_end - $(now))); }
 # run_for LIMIT CMD...: CMD under timeout, at most LIMIT seconds and what is left of the step;
