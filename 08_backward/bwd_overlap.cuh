@@ -48,15 +48,18 @@ static __device__ __forceinline__ void ov_store_dq(float *sdq, const float (&dq)
     typedef h_dq_part<D, BR> P;
     constexpr int QN = P::QN;
     const int qn = P::cols(cw), r = g & 3;             /* row % 4: row0, 16 wq and 8 are multiples of 4 */
+    float *row = sdq + (P::row0(cw) + 16 * wq + g) * D + P::col0(cw) + 2 * c;
+    float *at[4];                                        /* j ^ r = (j & ~3) + ((j & 3) ^ r): four addresses, */
+#pragma unroll                                           /* the rest constant offsets */
+    for (int k = 0; k < 4; k++) at[k] = row + 8 * (k ^ r);
 #pragma unroll
-    for (int hi = 0; hi < 2; hi++) {
-        float *row = sdq + (P::row0(cw) + 16 * wq + g + 8 * hi) * D + P::col0(cw) + 2 * c;
+    for (int hi = 0; hi < 2; hi++)
 #pragma unroll
         for (int j = 0; j < QN / 8; j++) {
             if (8 * j >= qn) break;                      /* qn is a multiple of 32: j ^ r < qn / 8 */
-            *reinterpret_cast<float2 *>(row + 8 * (j ^ r)) = make_float2(dq[4 * j + 2 * hi], dq[4 * j + 2 * hi + 1]);
+            *reinterpret_cast<float2 *>(at[j & 3] + 8 * (j & ~3) + 8 * hi * D) =
+                make_float2(dq[4 * j + 2 * hi], dq[4 * j + 2 * hi + 1]);
         }
-    }
 }
 
 /* dq's values are dead (stored): the next dQ product overwrites them, its first k step not adding.

@@ -78,14 +78,14 @@ static __device__ __forceinline__ void h_consume_wide(unsigned char *sm, uint64_
         uint32_t pa[NQ / 16][4];
         h_pack_a<T, NQ>(pa, s);
         unsigned char *spb = sm + S::PB + (i & 1) * S::DS, *sds = sm + S::DSB + (i & 1) * S::DS;
-        h_put_t<NQ, BC>(spb, pa, 0, q_off, wq, g, c);
+        h_put_t<NQ, BC>(spb, pa, 0, q_off, wq, lane);
 
         wgmma_wait<0>();
         wgmma_fence_regs(dp);
         h_dsoftmax<NQ>(dp, s, sd, c);
         uint32_t da[NQ / 16][4];
         h_pack_a<T, NQ>(da, dp);
-        h_put_t<NQ, BC>(sds, da, 0, q_off, wq, g, c);
+        h_put_t<NQ, BC>(sds, da, 0, q_off, wq, lane);
         fence_proxy_async();
         bar_sync<H_DS_READY, H_CONS>();                  /* both consumers' P^T and dS^T written */
 

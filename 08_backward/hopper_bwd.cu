@@ -261,9 +261,9 @@ static __device__ __forceinline__ void h_ss_t(float (&acc)[NQ / 2], uint32_t kv,
  * stage's 64 LSE in log2 units; +inf for a row past N or that sees no key, so 2^-inf = 0). s[4j + e]:
  * key key0 (+8 for e >= 2), query q0 + 8 j + 2 c (+1 for odd e). Keys past M and, causal, above the
  * diagonal get P = 0, tested only where mask says this consumer's 64 keys cross one of them. */
-template <int NQ>
-static __device__ __forceinline__ void h_probs(float (&s)[NQ / 2], const float *sl, const h_walk &w,
-                                               const h_params &p, int q0, int key0, bool mask, int c)
+template <int NQ, bool MASK>
+static __device__ __forceinline__ void h_probs_as(float (&s)[NQ / 2], const float *sl, const h_walk &w,
+                                                  const h_params &p, int q0, int key0, int c)
 {
 #pragma unroll
     for (int j = 0; j < NQ / 8; j++) {
@@ -271,13 +271,23 @@ static __device__ __forceinline__ void h_probs(float (&s)[NQ / 2], const float *
 #pragma unroll
         for (int e = 0; e < 4; e++) {
             float x = fast_exp2(fmaf(s[4 * j + e], p.scale_log2, -((e & 1) ? l.y : l.x)));
-            if (mask) {
+            if constexpr (MASK) {
                 const int key = key0 + (e >= 2 ? 8 : 0), query = q0 + 8 * j + 2 * c + (e & 1);
                 if (key >= p.M || (p.causal && key > query + w.shift)) x = 0.0f;
             }
             s[4 * j + e] = x;
         }
     }
+}
+
+/* Two instances, so that a tile no mask touches (most of them) runs no test at all: written as one
+ * loop with a run-time mask, ptxas folded the test into every element's select. */
+template <int NQ>
+static __device__ __forceinline__ void h_probs(float (&s)[NQ / 2], const float *sl, const h_walk &w,
+                                               const h_params &p, int q0, int key0, bool mask, int c)
+{
+    if (mask) h_probs_as<NQ, true>(s, sl, w, p, q0, key0, c);
+    else h_probs_as<NQ, false>(s, sl, w, p, q0, key0, c);
 }
 
 /* A consumer's 64 x 64 accumulator (P^T or dS^T, laid out as in h_probs) packed in 16-bit pairs as
@@ -360,18 +370,20 @@ static __device__ __forceinline__ uint32_t h_sw128(int row, int col)
 }
 
 /* A packed keys-by-queries accumulator (P^T or dS^T, NQ queries from column q_off) into a buffer of
- * BC key rows, rows kw + 16 wq + g (+8), 128B-swizzled, in chunks of 64 query columns. */
+ * BC key rows, rows kw + 16 wq + g (+8), 128B-swizzled, in chunks of 64 query columns: one
+ * stmatrix a k16 step, whose four matrices are a[kb][0..3] (rows + 8 for odd r, columns + 8 for
+ * r >= 2). Lane l gives row l % 8 of matrix l / 8. */
 template <int NQ, int BC>
 static __device__ __forceinline__ void h_put_t(unsigned char *buf, const uint32_t (&a)[NQ / 16][4], int kw, int q_off,
-                                               int wq, int g, int c)
+                                               int wq, int lane)
 {
+    const int m = lane / 8, row = kw + 16 * wq + lane % 8 + (m & 1) * 8;
+    const uint32_t b = smem_addr(buf);
 #pragma unroll
-    for (int kb = 0; kb < NQ / 16; kb++)
-#pragma unroll
-        for (int r = 0; r < 4; r++) {   /* r: row g or g + 8 (odd r), columns 16 kb + 2 c (+8 for r >= 2) */
-            const int row = kw + 16 * wq + g + (r & 1) * 8, col = q_off + 16 * kb + (r >> 1) * 8 + 2 * c;
-            *reinterpret_cast<uint32_t *>(buf + (col / 64) * BC * 128 + h_sw128(row, col % 64)) = a[kb][r];
-        }
+    for (int kb = 0; kb < NQ / 16; kb++) {
+        const int col = q_off + 16 * kb + (m >> 1) * 8;
+        stmatrix_x4(b + (col / 64) * BC * 128 + h_sw128(row, col % 64), a[kb][0], a[kb][1], a[kb][2], a[kb][3]);
+    }
 }
 
 /* dS^T (packed as A) into the tile's buffer sds: the A of dQ = dS K, which needs both consumers'
@@ -380,9 +392,9 @@ static __device__ __forceinline__ void h_put_t(unsigned char *buf, const uint32_
  * tile's barrier. */
 template <int BR, int BC>
 static __device__ __forceinline__ void h_share_ds(unsigned char *sds, const uint32_t (&a)[BR / 16][4], int kw, int wq,
-                                                  int g, int c)
+                                                  int lane)
 {
-    h_put_t<BR, BC>(sds, a, kw, 0, wq, g, c);
+    h_put_t<BR, BC>(sds, a, kw, 0, wq, lane);
     fence_proxy_async();
     bar_sync<H_DS_READY, H_CONS>();
 }
@@ -545,7 +557,7 @@ static __device__ __forceinline__ void h_consume(unsigned char *sm, uint64_t *ba
         h_rs_acc<D, BR, BF16>(dk, da, q_a);                  /* dK += dS^T Q */
 
         unsigned char *sds = sm + S::DSB + st * S::DS;   /* buffer i % 2 */
-        h_share_ds<BR, BC>(sds, da, kw, wq, g, c);
+        h_share_ds<BR, BC>(sds, da, kw, wq, lane);
         if constexpr (!OV) h_release<0, D>(bar, st, dv, dk);
         if constexpr (OV) ov_dead(dq);
         h_dq_product<D, BC, BR, BF16>(dq, sds, base + S::K, cw);

@@ -15,6 +15,16 @@ static __device__ __forceinline__ void bulk_reduce_add_f32(float *dst, const flo
                  :: "l"(dst), "r"(smem_addr(src)), "r"(n) : "memory");
 }
 
+/* Four 8 x 8 matrices of 16-bit elements from registers into shared memory: stmatrix, ldmatrix's
+ * inverse (sm_90). Lanes 8i..8i+7 give the 16-byte-aligned addresses of matrix i's eight rows; r_i
+ * holds this lane's two elements of matrix i (row lane / 4, columns 2 (lane % 4) and + 1), the
+ * layout of an mma or wgmma fragment. One instruction where 32-bit stores take four. */
+static __device__ __forceinline__ void stmatrix_x4(uint32_t addr, uint32_t r0, uint32_t r1, uint32_t r2, uint32_t r3)
+{
+    asm volatile("stmatrix.sync.aligned.m8n8.x4.shared.b16 [%0], {%1, %2, %3, %4};"
+                 :: "r"(addr), "r"(r0), "r"(r1), "r"(r2), "r"(r3) : "memory");
+}
+
 /* hopper.cuh's wgmma_ss with both operands transposed: A M-major (its M contiguous) and B N-major,
  * both from shared memory. Rung 08's Hopper backward: dQ = dS K with dS stored as dS^T (keys by
  * queries) and K as loaded (keys by d). An M-major A is described as an N-major B is (see the top
