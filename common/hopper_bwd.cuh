@@ -1,5 +1,6 @@
 /* The Hopper instructions only rung 08's backward (08_backward/hopper_bwd.cu) uses, on
- * common/hopper.cuh's wrappers and macros: for its dQ, and for dV and dK at d > 128. */
+ * common/hopper.cuh's wrappers and macros: for its dQ, for dS^T into shared memory, and for dV and
+ * dK at d > 128. */
 #ifndef HOPPER_BWD_CUH
 #define HOPPER_BWD_CUH
 
