@@ -2,7 +2,7 @@
 # Issue 36: 08d's and FlashAttention-4's main backward kernels side by side under Nsight Compute,
 # with the counters that say which shared resource a tile waits on: the tensor pipe's activity,
 # shared memory's bank reads and writes and the LSU's shared-memory wavefronts, the issue slots,
-# the MIO queue's throttle. One profiled launch each (clocks left free, as make profile runs it).
+# the MIO queue's throttle, and L2's load with its reduction sectors (dQ's bulk reduce-adds). One profiled launch each (clocks left free, as make profile runs it).
 #
 #   OUT=<dir> lab/bwd_counters.sh [08-binary]     (default build/bin/08_backward; FA4 where importable:
 #                                                  ../shared/peers/fa4.sh installs it, three device calls)
@@ -26,6 +26,8 @@ m=$m,sm__inst_executed_pipe_xu.avg.pct_of_peak_sustained_active
 m=$m,smsp__average_warps_issue_stalled_mio_throttle_per_issue_active.ratio
 m=$m,smsp__average_warps_issue_stalled_barrier_per_issue_active.ratio
 m=$m,smsp__inst_executed.sum
+m=$m,lts__throughput.avg.pct_of_peak_sustained_elapsed
+m=$m,lts__t_sectors_op_red.sum
 shapes=${COUNTERS_SHAPES:-"2 16 8192 128 0
 2 16 8192 128 1
 2 32 8192 64 0"}
