@@ -32,23 +32,6 @@ shapes=${COUNTERS_SHAPES:-"2 16 8192 128 0
 2 16 8192 128 1
 2 32 8192 64 0"}
 W=$OUT/counters-work; mkdir -p "$W"
-cat > "$W/fa4_bwd.py" <<'PY'
-import sys, torch
-from flash_attn.cute import flash_attn_func
-B, H, N, d, c = map(int, sys.argv[1:6])
-g = torch.Generator(device="cuda").manual_seed(0)
-q, k, v = (torch.randn(B, N, H, d, device="cuda", generator=g).half().requires_grad_() for _ in range(3))
-do = torch.randn(B, N, H, d, device="cuda", generator=g).half()
-r = flash_attn_func(q, k, v, causal=bool(c))
-o = r[0] if isinstance(r, tuple) else r
-for _ in range(3):
-    torch.autograd.grad(o, (q, k, v), grad_outputs=do, retain_graph=True)
-torch.cuda.synchronize()
-torch.cuda.profiler.start()
-torch.autograd.grad(o, (q, k, v), grad_outputs=do, retain_graph=True)
-torch.cuda.synchronize()
-torch.cuda.profiler.stop()
-PY
 fa4=0; python3 -c 'from flash_attn.cute import flash_attn_func' 2>/dev/null && fa4=1
 : > "$OUT/counters.csv"
 # one profiled launch -> the rows of its kernels whose name has $3 in it ("longest": the longest one),
@@ -81,7 +64,7 @@ echo "$shapes" | while read -r b h n d c; do
   rows "$W/08d.csv" "08d B=$b H=$h N=$n d=$d c=$c" bwd_sm90
   if [ $fa4 = 1 ]; then
     timeout 200 "$NCU" --profile-from-start off --clock-control none --metrics "$m" --csv --page raw \
-      python3 "$W/fa4_bwd.py" "$b" "$h" "$n" "$d" "$c" > "$W/fa4.csv" 2>/dev/null
+      python3 lab/fa4_bwd.py "$b" "$h" "$h" "$n" "$n" "$d" "$c" > "$W/fa4.csv" 2>/dev/null
     rows "$W/fa4.csv" "fa4 B=$b H=$h N=$n d=$d c=$c" longest
   fi
 done

@@ -21,32 +21,12 @@ python3 -c 'from flash_attn.cute import flash_attn_func' 2>/dev/null ||
 METRICS=$(sed -n 's/^# metrics: //p' "$csv" | head -n 1)
 dev=$(sed -n 's/^# device: //p' "$csv" | head -n 1)
 W=build/profile; mkdir -p "$W"
-cat > "$W/fa4_bwd.py" <<'PY'
-import sys
-import torch
-from flash_attn.cute import flash_attn_func
-B, Hq, Hkv, N, M, d, c = map(int, sys.argv[1:8])
-g = torch.Generator(device="cuda").manual_seed(0)
-q = torch.randn(B, N, Hq, d, device="cuda", generator=g).half().requires_grad_()
-k = torch.randn(B, M, Hkv, d, device="cuda", generator=g).half().requires_grad_()
-v = torch.randn(B, M, Hkv, d, device="cuda", generator=g).half().requires_grad_()
-do = torch.randn(B, N, Hq, d, device="cuda", generator=g).half()
-r = flash_attn_func(q, k, v, causal=bool(c))
-o = r[0] if isinstance(r, tuple) else r
-for _ in range(3):
-    torch.autograd.grad(o, (q, k, v), grad_outputs=do, retain_graph=True)
-torch.cuda.synchronize()
-torch.cuda.profiler.start()
-torch.autograd.grad(o, (q, k, v), grad_outputs=do, retain_graph=True)
-torch.cuda.synchronize()
-torch.cuda.profiler.stop()
-PY
 rc=0
 while read -r B Hq Hkv N M d c _; do
   tag=$W/fa4-d$d-N$N$([ "$c" = 1 ] && echo c)
   rm -f "$tag".*
   timeout 600 "$NCU" --profile-from-start off --clock-control none --metrics "$METRICS" -f -o "$tag" \
-    python3 "$W/fa4_bwd.py" "$B" "$Hq" "$Hkv" "$N" "$M" "$d" "$c" > "$tag.log" 2>&1
+    python3 lab/fa4_bwd.py "$B" "$Hq" "$Hkv" "$N" "$M" "$d" "$c" > "$tag.log" 2>&1
   if [ -f "$tag.ncu-rep" ] &&
      "$NCU" -i "$tag.ncu-rep" --csv --page raw --print-units base --print-kernel-base function > "$tag.csv" 2>> "$tag.log" &&
      PROFILE_FLOP_SCALE=2.5 tools/profile.sh --parse "$tag.csv" fa4 "$B $Hq $Hkv $N $M $d $c" "$dev" fa4 > "$tag.rows" 2>> "$tag.log"; then
