@@ -257,6 +257,41 @@ static __device__ __forceinline__ void h_ss_t(float (&acc)[NQ / 2], uint32_t kv,
     wgmma_commit();
 }
 
+/* A swizzled tile's element (row, col) of a 128-byte row: the 16-byte chunk XOR row % 8 (TMA's 128B
+ * swizzle, the layout wgmma's descriptors read). */
+static __device__ __forceinline__ uint32_t h_sw128(int row, int col)
+{
+    return row * 128 + ((((col / 8) ^ row) & 7) * 16) + (col % 8) * 2;
+}
+
+/* A K-major tile slice (rows kw.. of a BC-row tile at t, D columns, TMA's 128B-swizzled chunks of
+ * 64 columns) into registers as wgmma's A, one k16 step per a[kk]: ldmatrix's four matrices are
+ * the fragment's four registers (rows + 8 for odd m, columns + 8 for m >= 2; lane l gives row
+ * l % 8 of matrix l / 8). */
+template <int D, int BC>
+static __device__ __forceinline__ void h_load_a(uint32_t (&a)[D / 16][4], const unsigned char *t, int kw, int wq, int lane)
+{
+    const int m = lane / 8, row = kw + 16 * wq + lane % 8 + (m & 1) * 8;
+    const uint32_t b = smem_addr(t);
+#pragma unroll
+    for (int kk = 0; kk < D / 16; kk++) {
+        const int col = 16 * kk + (m >> 1) * 8;
+        ldmatrix_x4(a[kk], b + (col / 64) * BC * 128 + h_sw128(row, col % 64));
+    }
+}
+
+/* h_ss_t with A from registers (h_load_a): dP^T = V dO^T at d = 96, B the stage's dO (K-major).
+ * Committed, not waited for. */
+template <int D, int BR, bool BF16>
+static __device__ __forceinline__ void h_rs_t(float (&acc)[BR / 2], const uint32_t (&a)[D / 16][4], uint32_t q)
+{
+    const wgmma_dsc db = wgmma_dsc_of(q, 16, 1024);
+#pragma unroll
+    for (int kk = 0; kk < D / 16; kk++)
+        wgmma_rs_k<BR, BF16>(acc, a[kk], wgmma_dsc_at(db, (kk / 4) * BR * 128 + (kk % 4) * 32), kk > 0);
+    wgmma_commit();
+}
+
 /* P^T = 2^(S^T scale log2 e - LSE), in place: the forward's P recomputed from its LSE (sl: the
  * stage's 64 LSE in log2 units; +inf for a row past N or that sees no key, so 2^-inf = 0). s[4j + e]:
  * key key0 (+8 for e >= 2), query q0 + 8 j + 2 c (+1 for odd e). Keys past M and, causal, above the
@@ -360,13 +395,6 @@ static __device__ __forceinline__ void h_dsoftmax_packed(float (&dp)[NQ / 2], co
             dp[i + 1] = pt.y * (dp[i + 1] - dd.y);
         }
     }
-}
-
-/* A swizzled tile's element (row, col) of a 128-byte row: the 16-byte chunk XOR row % 8 (TMA's 128B
- * swizzle, the layout wgmma's descriptors read). */
-static __device__ __forceinline__ uint32_t h_sw128(int row, int col)
-{
-    return row * 128 + ((((col / 8) ^ row) & 7) * 16) + (col % 8) * 2;
 }
 
 /* A packed keys-by-queries accumulator (P^T or dS^T, NQ queries from column q_off) into a buffer of
@@ -518,6 +546,12 @@ static __device__ __forceinline__ void h_consume(unsigned char *sm, uint64_t *ba
 
     float dq[QN / 2];                                     /* OV: the last tile's dQ, in flight */
     mbar_wait(&bar[H_KV_FULL], 0);
+    /* At d = 96 (FlashAttention-3's choice there) V's 64 x 96 slice of this consumer is loaded into
+     * registers once, as wgmma's A: dP^T then reads only dO from shared memory. 24 registers, which
+     * d = 96 has to spare (d = 128 has not). */
+    constexpr bool VR = D == 96;
+    uint32_t va[VR ? D / 16 : 1][4];
+    if constexpr (VR) h_load_a<D, BC>(va, sm + S::V, kw, wq, lane);
     h_tile_at at = h_first_tile(w, p);
     for (int i = 0; i < w.ntiles; i++, h_next_tile<BR>(at, w)) {
         const int st = i & 1;
@@ -536,7 +570,8 @@ static __device__ __forceinline__ void h_consume(unsigned char *sm, uint64_t *ba
             if (i > 0) ov_dq_out<D, BR>(sdq, dq, wq, g, c, cw);
             wgmma_fence();
         }
-        h_ss_t<D, BC, BR, BR, BF16>(dp, base + S::V, kw, do_a);   /* dP^T = V dO^T */
+        if constexpr (VR) h_rs_t<D, BR, BF16>(dp, va, do_a);           /* dP^T = V dO^T, V from registers */
+        else h_ss_t<D, BC, BR, BR, BF16>(dp, base + S::V, kw, do_a);   /* dP^T = V dO^T */
 
         wgmma_wait<1>();                                 /* S^T done, dP^T still running */
         wgmma_fence_regs(s);

@@ -51,4 +51,17 @@ static __device__ __forceinline__ void wgmma_ss_nt(float (&d)[N / 2], uint64_t d
     if constexpr (BF16) { WGMMA_BY_N(WGMMA_SS_NT_ASM, "bf16") } else { WGMMA_BY_N(WGMMA_SS_NT_ASM, "f16") }
 }
 
+/* hopper.cuh's wgmma_rs with B K-major (not transposed): A from registers, B's rows its N. Rung 08
+ * at d = 96: dP^T = V dO^T with V's fragments kept in registers for the whole walk and dO as
+ * loaded (queries by d: K-major, as S^T's Q). */
+#define WGMMA_RS_K_ASM(G, NS, TY) WGMMA_RS_GEN(G, NS, TY, "k16", ", 0")
+template <int N, bool BF16>
+static __device__ __forceinline__ void wgmma_rs_k(float (&d)[N / 2], const uint32_t (&a)[4], uint64_t db, int acc)
+{
+    static_assert(N % 16 == 0 && N >= 16 && N <= 256, "wgmma N: a multiple of 16 up to 256");
+    constexpr int G = N / 16;
+    uint32_t a0 = a[0], a1 = a[1], a2 = a[2], a3 = a[3];
+    if constexpr (BF16) { WGMMA_BY_N(WGMMA_RS_K_ASM, "bf16") } else { WGMMA_BY_N(WGMMA_RS_K_ASM, "f16") }
+}
+
 #endif
