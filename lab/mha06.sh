@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Issue 38, multi-head decode at d = 96: rung 06's tile of 96 on the GPU machine in one call, over
-# binaries built elsewhere (build/bin; gzipped ones in build/carry/ are unpacked first).
+# binaries built elsewhere (build/bin; gzipped ones in build/carry/ are unpacked into build/bin, and
+# build/carry/old/06_split_kv.gz, the tree before the tile of 96, into build/old/: out of build/bin,
+# which the ladder runs whole).
 #
 #   lab/mha06.sh matrix sanitize ab ladder
 #
@@ -10,20 +12,21 @@
 #   sanitize  compute-sanitizer memcheck, racecheck and synccheck on the tile of 96: 06a and 06c on
 #             lab/mha06-san.txt (multi-head, contiguous and paged, padded d, varlen, causal Nq > 1)
 #             -> $OUT/sanitize.txt
-#   ab        06c of build/bin/06_old (the tree before the tile of 96) against this tree's, on the
+#   ab        06c of build/old/06_split_kv (the tree before the tile of 96) against this tree's, on the
 #             d = 96 lines of sweeps/decode.txt, interleaved, REPS times (default 1) -> $OUT/ab.csv
 #   ladder    SWEEPS=decode RUNGS="06 peers floor" tools/ladder.sh: the decode sweep with the ceilings,
 #             the read floor and PyTorch's back ends -> results/<gpu>-decode.csv, then
-#             lab/decode_targets.sh's table -> $OUT/ladder.txt
+#             lab/decode38.sh's table (issue 38's two targets) -> $OUT/ladder.txt
 # Set COMMIT to the commit being measured (the tree here has no .git).
 set -u
 cd "$(dirname "$0")/.."
 OUT=${OUT:-build/out}
-mkdir -p "$OUT" build/bin build/test
+mkdir -p "$OUT" build/bin build/old build/test results
 export ATTN_COMMIT=${COMMIT:-unknown}
-for z in build/carry/*.gz; do
+for z in build/carry/*.gz build/carry/old/*.gz; do
   [ -f "$z" ] || continue
-  gunzip -c "$z" > "build/bin/$(basename "$z" .gz)" && chmod +x "build/bin/$(basename "$z" .gz)"
+  dst=build/bin; case $z in build/carry/old/*) dst=build/old ;; esac
+  gunzip -c "$z" > "$dst/$(basename "$z" .gz)" && chmod +x "$dst/$(basename "$z" .gz)"
 done
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem,temperature.gpu --format=csv,noheader
 B=build/bin/06_split_kv
@@ -66,14 +69,16 @@ for step in "$@"; do
     ab)
       grep -E '^[0-9]+ +32 +32 .* 96 ' sweeps/decode.txt > build/test/ab.txt
       rm -f "$OUT/ab.csv"
+      rm -f build/test/ab-old.csv build/test/ab-new.csv
       for rep in $(seq "${REPS:-1}"); do
-        for bin in 06_old 06_split_kv; do
-          ATTN_RUNG_TAG=$bin build/bin/$bin --variant 06c --sweep build/test/ab.txt --csv build/test/ab-$bin.csv --quiet > /dev/null 2>&1 \
-            || echo "   $bin exit $?"
+        for t in old new; do
+          bin=build/bin/06_split_kv; [ $t = old ] && bin=build/old/06_split_kv
+          $bin --variant 06c --sweep build/test/ab.txt --csv build/test/ab-$t.csv --quiet > /dev/null 2>&1 \
+            || echo "   $t exit $?"
         done
       done
-      for bin in 06_old 06_split_kv; do
-        sed "s/^06c,/06c-${bin#06_},/" build/test/ab-$bin.csv | grep -v '^#\|^rung' >> "$OUT/ab.csv"
+      for t in old new; do
+        sed "s/^06c,/06c-$t,/" build/test/ab-$t.csv | grep -v '^#\|^rung' >> "$OUT/ab.csv"
       done
       awk -F, '{ printf "%-16s B=%-3s M=%-6s %-24s %s us %s\n", $1, $2, $6, $22, $11 * 1000, $10 }' "$OUT/ab.csv"
       ;;
@@ -82,7 +87,7 @@ for step in "$@"; do
       echo "ladder exit $?"
       gpu=$(build/bin/00_baseline --probe | cut -d' ' -f1)
       cp "results/$gpu-decode.csv" "$OUT/"
-      lab/decode_targets.sh "results/$gpu-decode.csv" 06c | tee "$OUT/ladder.txt"
+      lab/decode38.sh "results/$gpu-decode.csv" | tee "$OUT/ladder.txt"
       ;;
     *) echo "unknown step $step"; exit 2 ;;
   esac
