@@ -12,8 +12,9 @@
 #   sanitize  compute-sanitizer memcheck, racecheck and synccheck on the tile of 96: 06a and 06c on
 #             lab/mha06-san.txt (multi-head, contiguous and paged, padded d, varlen, causal Nq > 1)
 #             -> $OUT/sanitize.txt
-#   ab        06c of build/old/06_split_kv (the tree before the tile of 96) against this tree's, on the
-#             d = 96 lines of sweeps/decode.txt, interleaved, REPS times (default 1) -> $OUT/ab.csv
+#   ab        06c of build/old/06_split_kv (the tree before the tile of 96) against this tree's, and
+#             any other build/<name>/06_split_kv carried (a lab experiment), on the d = 96 lines of
+#             sweeps/decode.txt, interleaved, REPS times (default 1) -> $OUT/ab.csv
 #   ladder    SWEEPS=decode RUNGS="06 peers floor" tools/ladder.sh: the decode sweep with the ceilings,
 #             the read floor and PyTorch's back ends -> results/<gpu>-decode.csv, then
 #             lab/decode38.sh's table (issue 38's two targets) -> $OUT/ladder.txt
@@ -23,10 +24,10 @@ cd "$(dirname "$0")/.."
 OUT=${OUT:-build/out}
 mkdir -p "$OUT" build/bin build/old build/test results
 export ATTN_COMMIT=${COMMIT:-unknown}
-for z in build/carry/*.gz build/carry/old/*.gz; do
+for z in build/carry/*.gz build/carry/*/*.gz; do
   [ -f "$z" ] || continue
-  dst=build/bin; case $z in build/carry/old/*) dst=build/old ;; esac
-  gunzip -c "$z" > "$dst/$(basename "$z" .gz)" && chmod +x "$dst/$(basename "$z" .gz)"
+  dst=build/bin; case $z in build/carry/*/*) dst=build/$(basename "$(dirname "$z")") ;; esac
+  mkdir -p "$dst" && gunzip -c "$z" > "$dst/$(basename "$z" .gz)" && chmod +x "$dst/$(basename "$z" .gz)"
 done
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem,temperature.gpu --format=csv,noheader
 B=build/bin/06_split_kv
@@ -69,15 +70,16 @@ for step in "$@"; do
     ab)
       grep -E '^[0-9]+ +32 +32 .* 96 ' sweeps/decode.txt > build/test/ab.txt
       rm -f "$OUT/ab.csv"
-      rm -f build/test/ab-old.csv build/test/ab-new.csv
+      ts="old new"; for x in build/*/06_split_kv; do case $x in build/bin/*|build/old/*) ;; *) ts="$ts $(basename "$(dirname "$x")")" ;; esac; done
+      rm -f build/test/ab-*.csv
       for rep in $(seq "${REPS:-1}"); do
-        for t in old new; do
-          bin=build/bin/06_split_kv; [ $t = old ] && bin=build/old/06_split_kv
+        for t in $ts; do
+          bin=build/$t/06_split_kv; [ $t = new ] && bin=build/bin/06_split_kv
           $bin --variant 06c --sweep build/test/ab.txt --csv build/test/ab-$t.csv --quiet > /dev/null 2>&1 \
             || echo "   $t exit $?"
         done
       done
-      for t in old new; do
+      for t in $ts; do
         sed "s/^06c,/06c-$t,/" build/test/ab-$t.csv | grep -v '^#\|^rung' >> "$OUT/ab.csv"
       done
       awk -F, '{ printf "%-16s B=%-3s M=%-6s %-24s %s us %s\n", $1, $2, $6, $22, $11 * 1000, $10 }' "$OUT/ab.csv"
