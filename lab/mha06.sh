@@ -27,7 +27,9 @@ export ATTN_COMMIT=${COMMIT:-unknown}
 for z in build/carry/*.gz build/carry/*/*.gz; do
   [ -f "$z" ] || continue
   dst=build/bin; case $z in build/carry/*/*) dst=build/$(basename "$(dirname "$z")") ;; esac
-  mkdir -p "$dst" && gunzip -c "$z" > "$dst/$(basename "$z" .gz)" && chmod +x "$dst/$(basename "$z" .gz)"
+  f=$dst/$(basename "$z" .gz)
+  [ "$f" -nt "$z" ] && continue         # unpacked by an earlier invocation (two may run side by side)
+  mkdir -p "$dst" && gunzip -c "$z" > "$f.tmp" && chmod +x "$f.tmp" && mv "$f.tmp" "$f"
 done
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem,temperature.gpu --format=csv,noheader
 B=build/bin/06_split_kv
