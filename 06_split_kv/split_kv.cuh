@@ -35,16 +35,15 @@
  * bytes) break that swizzle, so the tile of 96 is padded instead, 104 elements (208 bytes) a row:
  * the 8 rows an ldmatrix reads then start in 8 different 16-byte bank groups, and a step is an add
  * (sk_layout). A head dim d < D (a multiple of 8 from 32 to 256) runs the PAD instantiation of the
- * next tile up: rows in memory are d long
- * (sk_params' d), the tile's columns d..D-1 are zero-filled on load, the k16 steps of
- * Q K^T and the 16-column steps of P V at or past d are skipped, and no column past d is stored
- * (partials keep D floats a row; the merges skip the columns past d). The tile of 256 runs 16
- * packed rows (O alone is 128 floats a lane; a larger GQA group becomes several row groups) and
+ * next tile up: rows in memory are d long (sk_params' d), the tile's columns d..D-1 are
+ * zero-filled on load, the k16 steps of Q K^T and the 16-column steps of P V at or past d are
+ * skipped, and no column past d is stored (partials keep D floats a row; the merges skip the
+ * columns past d). The tile of 256 runs 16 packed rows (O alone is 128 floats a lane; a larger GQA group becomes several row groups) and
  * 2 stages (4 would take 256 KB).
  *
  * Grid: one CTA per plan entry; block: 4 warps. Shared memory: Q tile RG x D (RG = 16 or 32
  * packed rows), STAGES x (K tile 64 x D + V tile 64 x D), XOR-swizzled (common/tiles.cuh) or, in
- * the tile of 96, rows padded to 104 elements (sk_layout); the tile of 96 with 16 rows takes 110 KB,
+ * the tile of 96, rows padded to 104 elements (sk_layout); the tile of 96 with 16 rows takes 108 KB,
  * so two CTAs share an SM (the multi-head decode case: one query row per KV head);
  * after a segment the K/V stages are reused as float32 scratch for the four warps' O. The K/V
  * loader's ints follow (SLICE a stage: kv_paged's slices of the block table). */
