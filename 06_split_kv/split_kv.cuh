@@ -38,8 +38,8 @@
  * next tile up: rows in memory are d long (sk_params' d), the tile's columns d..D-1 are
  * zero-filled on load, the k16 steps of Q K^T and the 16-column steps of P V at or past d are
  * skipped, and no column past d is stored (partials keep D floats a row; the merges skip the
- * columns past d). The tile of 256 runs 16 packed rows (O alone is 128 floats a lane; a larger GQA group becomes several row groups) and
- * 2 stages (4 would take 256 KB).
+ * columns past d). The tile of 256 runs 16 packed rows (O alone is 128 floats a lane; a larger
+ * GQA group becomes several row groups) and 2 stages (4 would take 256 KB).
  *
  * Grid: one CTA per plan entry; block: 4 warps. Shared memory: Q tile RG x D (RG = 16 or 32
  * packed rows), STAGES x (K tile 64 x D + V tile 64 x D), XOR-swizzled (common/tiles.cuh) or, in
