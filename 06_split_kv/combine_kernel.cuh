@@ -54,7 +54,11 @@ combine_kernel(sk_params p, sk_plan plan)
     if (rg * RG + r >= p.rows) return;                     /* a padding row (uniform per block) */
     const int p0 = plan.seq_part[seq], n = plan.seq_part[seq + 1] - p0;
     const int pl = threadIdx.x / CGS, cg = threadIdx.x % CGS;
-    const int nx = !PAD || c0 + cg * 4 < d ? n : 0;        /* the partials whose O this thread reads */
+    /* the partials whose O this thread reads; none past the last whole lane (a row of 96 is 24
+     * float4 groups: 5 lanes of 128 threads, 8 threads left over) */
+    constexpr bool WHOLE = LANES * CGS == 128;
+    const bool lane_ok = WHOLE || pl < LANES;
+    const int nx = (!PAD || c0 + cg * 4 < d) && lane_ok ? n : 0;
     const float *lse = plan.part_lse + (size_t)p0 * RG + r;
     const float *src = plan.part_o + ((size_t)p0 * RG + r) * D + c0 + cg * 4;
     constexpr size_t PSTRIDE = (size_t)RG * D;             /* floats from one partial to the next */
@@ -95,7 +99,7 @@ combine_kernel(sk_params p, sk_plan plan)
             }
         }
     }
-    red[pl][cg] = acc;
+    if (lane_ok) red[pl][cg] = acc;
     __syncthreads();
     const size_t row = ((size_t)b * p.Hq + (size_t)kvh * p.g) * p.N + rg * RG + r;
 #pragma unroll

@@ -1,10 +1,10 @@
-/* Rung 06's kernels as the host picks them: for each storage type and tile D, a table of every
- * instantiation of the split kernel (split_kv.cuh) and the combine kernel (combine_kernel.cuh), by
- * row group (16 or 32 packed rows), K/V loader (paged.cuh: contiguous or paged) and padding (d = D
- * or d < D); in each entry the split kernel with each merge policy (combine_kernel.cuh's
+/* Rung 06's kernels as the host picks them: for each storage type and tile D (64, 96, 128, 256), a
+ * table of every instantiation of the split kernel (split_kv.cuh) and the combine kernel
+ * (combine_kernel.cuh), by row group (16 or 32 packed rows), K/V loader (paged.cuh: contiguous or
+ * paged) and padding (d = D or d < D); in each entry the split kernel with each merge policy (combine_kernel.cuh's
  * merge_later, fused_merge.cuh, cluster_merge.cuh), the combine kernels and the split kernel's
  * shared memory. Each table is defined in a translation unit of its own,
- * instantiations/<type>_d<D>.cu, as FlashAttention-3's hopper/instantiations/ does: the six compile
+ * instantiations/<type>_d<D>.cu, as FlashAttention-3's hopper/instantiations/ does: the eight compile
  * side by side, and the host side (split_kv.cu) instantiates nothing. */
 #ifndef SK_KERNELS_CUH
 #define SK_KERNELS_CUH
@@ -32,7 +32,8 @@ typedef struct sk_tile {
     sk_kernels k[2][2][2];
 } sk_tile;
 
-extern const sk_tile sk_f16_d64, sk_f16_d128, sk_f16_d256, sk_bf16_d64, sk_bf16_d128, sk_bf16_d256;
+extern const sk_tile sk_f16_d64, sk_f16_d96, sk_f16_d128, sk_f16_d256, sk_bf16_d64, sk_bf16_d96, sk_bf16_d128,
+    sk_bf16_d256;
 
 /* What an instantiations/ file defines its table with. */
 template <typename T, int D, int MT, template <typename, int, bool> class Loader, bool PAD>

@@ -26,7 +26,8 @@
  *   across pages (P = 16, 32, and the tiles of P = 48, 80, ... that straddle a page): each row
  *     finds its page in the slice. A thread's rows are R = 128 / (D / 8) apart (4 in the tile of
  *     D = 256, 8 at 128, 16 at 64), R <= 16 <= P, so its position in the page wraps at most once a
- *     row. */
+ *     row. The tile of 96 (rows padded to 104 elements, no swizzle) has a loader of its own,
+ *     load_kv_paged_pitched: 12 chunks a row do not divide 128 threads. */
 #ifndef SK_PAGED_CUH
 #define SK_PAGED_CUH
 
@@ -51,8 +52,8 @@ struct kv_contiguous {
     static __device__ __forceinline__ void load(const kv_contiguous kv, T *st, const int *, int j, int, int n_keys, int d)
     {
         const int dg = PAD ? d : D;   /* the row length in memory */
-        load_tile<D, SK_TILE, SK_THREADS, true, true, PAD>(st, kv.k + (size_t)j * SK_TILE * dg, n_keys - j * SK_TILE, d);
-        load_tile<D, SK_TILE, SK_THREADS, true, true, PAD>(st + SK_TILE * D, kv.v + (size_t)j * SK_TILE * dg, n_keys - j * SK_TILE, d);
+        sk_load_tile<D, SK_TILE, PAD>(st, kv.k + (size_t)j * SK_TILE * dg, n_keys - j * SK_TILE, d);
+        sk_load_tile<D, SK_TILE, PAD>(st + SK_TILE * sk_layout<D>::PITCH, kv.v + (size_t)j * SK_TILE * dg, n_keys - j * SK_TILE, d);
     }
     static __device__ __forceinline__ int ask(const kv_contiguous, int) { return 0; }   /* SLICE = 0: never asked */
 };
@@ -125,12 +126,48 @@ static __device__ __forceinline__ void load_kv_paged(T *st, const T *k_head, con
     }
 }
 
+/* load_kv_paged for the padded tile of 96 (sk_layout: rows of 104 elements), with the chunk map of
+ * sk_load_pitched: thread t takes chunks t, t + 128, ... of the tile's 64 x 12, so its row changes
+ * by 10 or 11 from step to step, not by a constant. In one page a row is one multiply-add from the
+ * page's base; across pages (P < 64, or a tile that straddles two) row r's page is entry
+ * (pos0 + r) / P of the slice: pos0 + r < pos0 + 64 < 4P for every P >= 16 whose tiles span pages
+ * (P = 16: pos0 = 0; P = 32, 48, 80, ...: at most one boundary), so three compares, no divide. */
+template <int D, bool PAD, typename T>
+static __device__ __forceinline__ void load_kv_paged_pitched(T *st, const T *k_head, const T *v_head,
+                                                             size_t row_stride, int4 slice, int P, int pos0, int valid_rows, int d)
+{
+    constexpr int CPR = D / 8, PITCH = sk_layout<D>::PITCH, N = SK_TILE * CPR, STEPS = N / SK_THREADS;
+    static_assert(N % SK_THREADS == 0 && sizeof(T) == 2, "whole steps, 16-bit storage");
+    const uint32_t sk = smem_addr(st), sv = sk + SK_TILE * PITCH * 2;
+    const bool one_page = pos0 + SK_TILE <= P;
+    const size_t base0 = (size_t)sk_page_ok(slice.x) * P + pos0;   /* the one page's first key */
+#pragma unroll
+    for (int k = 0; k < STEPS; k++) {
+        const int i = threadIdx.x + k * SK_THREADS, r = i / CPR, c = i % CPR;
+        const bool valid = (!PAD || c * 8 < d) && r < valid_rows;
+        size_t key;
+        if (one_page) {
+            key = base0 + r;
+        } else {
+            const int pos = pos0 + r, e = (pos >= P) + (pos >= 2 * P) + (pos >= 3 * P);
+            const int page = e == 0 ? slice.x : e == 1 ? slice.y : e == 2 ? slice.z : slice.w;
+            key = (size_t)sk_page_ok(page) * P + (pos - e * P);
+        }
+        const size_t at = key * row_stride + c * 8;
+        const uint32_t so = (uint32_t)(r * PITCH + c * 8) * 2;
+        cp_async_16(sk + so, k_head + at, valid);
+        cp_async_16(sv + so, v_head + at, valid);
+    }
+}
+
 /* The tile that starts at key0 (relative to the request) from its slice in shared memory. */
 template <int D, bool PAD, typename T>
 static __device__ __forceinline__ void sk_load_kv_paged(T *st, const T *k_head, const T *v_head, size_t row_stride,
                                                         const int *slice, int P, int key0, int valid_rows, int d)
 {
-    load_kv_paged<D, PAD>(st, k_head, v_head, row_stride, *reinterpret_cast<const int4 *>(slice), P, key0 % P, valid_rows, d);
+    const int4 sl = *reinterpret_cast<const int4 *>(slice);
+    if constexpr (sk_layout<D>::SWZ) load_kv_paged<D, PAD>(st, k_head, v_head, row_stride, sl, P, key0 % P, valid_rows, d);
+    else load_kv_paged_pitched<D, PAD>(st, k_head, v_head, row_stride, sl, P, key0 % P, valid_rows, d);
 }
 
 /* K and V in pages, through the block table: each tile's slice of the table in shared memory

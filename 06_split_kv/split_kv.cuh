@@ -30,17 +30,21 @@
  *
  * Storage type and head dims, as in rung 05 (fa2.cu): T is float16 (__half) or bfloat16
  * (__nv_bfloat16); only the mma.sync type and the float -> T conversions of P and O differ
- * (common/mma.cuh). The tile's head dim D is 64, 128 or 256 (the ldmatrix steps are one XOR on
- * the address only for rows of a power-of-two number of bytes); a head dim d < D (a multiple of 8
- * from 32 to 256) runs the PAD instantiation of the next tile up: rows in memory are d long
- * (sk_params' d), the tile's columns d..D-1 are zero-filled on load, the k16 steps of
- * Q K^T and the 16-column steps of P V at or past d are skipped, and no column past d is stored
- * (partials keep D floats a row; the merges skip the columns past d). The tile of 256 runs 16
- * packed rows (O alone is 128 floats a lane; a larger GQA group becomes several row groups) and
- * 2 stages (4 would take 256 KB).
+ * (common/mma.cuh). The tile's head dim D is 64, 96, 128 or 256. Rows of a power-of-two number of
+ * bytes are XOR-swizzled and an ldmatrix step is one XOR on the address; rows of 96 elements (192
+ * bytes) break that swizzle, so the tile of 96 is padded instead, 104 elements (208 bytes) a row:
+ * the 8 rows an ldmatrix reads then start in 8 different 16-byte bank groups, and a step is an add
+ * (sk_layout). A head dim d < D (a multiple of 8 from 32 to 256) runs the PAD instantiation of the
+ * next tile up: rows in memory are d long (sk_params' d), the tile's columns d..D-1 are
+ * zero-filled on load, the k16 steps of Q K^T and the 16-column steps of P V at or past d are
+ * skipped, and no column past d is stored (partials keep D floats a row; the merges skip the
+ * columns past d). The tile of 256 runs 16 packed rows (O alone is 128 floats a lane; a larger
+ * GQA group becomes several row groups) and 2 stages (4 would take 256 KB).
  *
  * Grid: one CTA per plan entry; block: 4 warps. Shared memory: Q tile RG x D (RG = 16 or 32
- * packed rows), STAGES x (K tile 64 x D + V tile 64 x D), all XOR-swizzled (common/tiles.cuh);
+ * packed rows), STAGES x (K tile 64 x D + V tile 64 x D), XOR-swizzled (common/tiles.cuh) or, in
+ * the tile of 96, rows padded to 104 elements (sk_layout); the tile of 96 with 16 rows takes 108 KB,
+ * so two CTAs share an SM (the multi-head decode case: one query row per KV head);
  * after a segment the K/V stages are reused as float32 scratch for the four warps' O. The K/V
  * loader's ints follow (SLICE a stage: kv_paged's slices of the block table). */
 #ifndef SPLIT_KV_CUH
@@ -105,6 +109,53 @@ typedef struct sk_out {
     int *s_flag;
 } sk_out;
 
+/* How a shared tile of D columns is laid out. D a power of two (64, 128, 256): rows of D elements,
+ * XOR-swizzled (common/tiles.cuh), and the 16-byte chunk `c` of a lane's ldmatrix row is an XOR on
+ * its address. D = 96: rows padded to PITCH = 104 elements, 208 bytes = 52 banks, so rows r and
+ * r + 1..7 start 20, 40, ... banks apart mod 32: the 8 rows an ldmatrix reads fall in 8 different
+ * groups of 4 banks, no conflict, and a chunk step is an add. */
+template <int D>
+struct sk_layout {
+    static constexpr bool SWZ = (D & (D - 1)) == 0;
+    static constexpr int PITCH = SWZ ? D : D + 8;          /* elements from one row to the next */
+    static __device__ __forceinline__ int off(int row, int col)
+    {
+        return SWZ ? tile_off<D, true>(row, col) : row * PITCH + col;
+    }
+    /* the address of chunk c (16 bytes) past a lane's ldmatrix address `base` (chunk 0 of its row) */
+    static __device__ __forceinline__ uint32_t at(uint32_t base, int c) { return SWZ ? base ^ (c * 16) : base + c * 16; }
+};
+
+/* ROWS x D elements from global (row stride D, or d with PAD) into a padded tile (sk_layout: PITCH
+ * elements a row), asynchronously; rows >= valid_rows, and with PAD the chunks at columns >= d, are
+ * zero-filled and not read. The tile's ROWS * D / 8 chunks are numbered row by row and thread t
+ * takes chunks t, t + THREADS, ...: 12 chunks a row at D = 96 do not divide 128 threads, so a
+ * thread's row and column change from step to step (one multiply-high each, by the constant D / 8);
+ * consecutive threads still take consecutive chunks (coalesced). */
+template <int D, int ROWS, int THREADS, bool PAD, typename T>
+static __device__ __forceinline__ void sk_load_pitched(T *tile, const T *src, int valid_rows, int d)
+{
+    constexpr int CPR = D / 8, N = ROWS * CPR, STEPS = (N + THREADS - 1) / THREADS;
+    static_assert(!sk_layout<D>::SWZ && sizeof(T) == 2, "the padded tile, 16-bit storage");
+    const int ld = PAD ? d : D;
+    const uint32_t s0 = smem_addr(tile);
+#pragma unroll
+    for (int k = 0; k < STEPS; k++) {
+        const int i = threadIdx.x + k * THREADS, r = i / CPR, c = i % CPR;
+        if (N % THREADS && i >= N) break;
+        const bool valid = (!PAD || c * 8 < d) && r < valid_rows;
+        cp_async_16(s0 + (uint32_t)(r * sk_layout<D>::PITCH + c * 8) * 2, src + (size_t)r * ld + c * 8, valid);
+    }
+}
+
+/* A tile of ROWS x D from global into shared memory, in the tile's layout (sk_layout). */
+template <int D, int ROWS, bool PAD, typename T>
+static __device__ __forceinline__ void sk_load_tile(T *tile, const T *src, int valid_rows, int d)
+{
+    if constexpr (sk_layout<D>::SWZ) load_tile<D, ROWS, SK_THREADS, true, true, PAD>(tile, src, valid_rows, d);
+    else sk_load_pitched<D, ROWS, SK_THREADS, PAD>(tile, src, valid_rows, d);
+}
+
 /* The layout of shared memory, in bytes (16-bit storage, whichever type), with SLICE ints a stage
  * for the K/V loader. The tile of 256 keeps 2 stages (64 KB each: 137 KB in all, which an A100's
  * 163 KB per block still holds; 4 would be 256 KB), so one 64 KB tile is in flight while the
@@ -113,8 +164,9 @@ template <int D, int MT, int SLICE>
 struct sk_smem {
     static constexpr int RG = 16 * MT;
     static constexpr int STAGES = D <= 128 ? SK_STAGES : 2;
-    static constexpr size_t q = (size_t)RG * D * 2;
-    static constexpr size_t stage = (size_t)2 * SK_TILE * D * 2;          /* K + V */
+    static constexpr int PITCH = sk_layout<D>::PITCH;
+    static constexpr size_t q = (size_t)RG * PITCH * 2;
+    static constexpr size_t stage = (size_t)2 * SK_TILE * PITCH * 2;      /* K + V */
     static constexpr size_t ml = (size_t)2 * SK_WARPS * RG * 4;
     static constexpr size_t pages = (size_t)STAGES * SLICE * 4;           /* the loader's ints */
     static constexpr size_t bytes = q + STAGES * stage + ml + 16 + pages;   /* + s_flag */
@@ -150,11 +202,13 @@ split_kv_kernel(sk_params p, sk_plan plan, sk_pages pg)
     int *s_kv = reinterpret_cast<int *>(smem_raw + L::q + STAGES * L::stage + L::ml + 16);   /* the loader's, after s_flag */
     constexpr int SD = D + 8;             /* scratch row stride in floats */
 
+    typedef sk_layout<D> TL;
+    constexpr int PITCH = TL::PITCH;
     const int warp = threadIdx.x / 32, lane = threadIdx.x % 32, g = lane / 4, t = lane % 4;
     /* ldmatrix lane bases (see fa2.cu): Q rows, this warp's 16 keys of a K / V stage */
-    const uint32_t q_lane = smem_addr(sQ + tile_off<D, true>(lane % 16, (lane / 16) * 8));
-    const uint32_t k_lane = smem_addr(sKV + tile_off<D, true>(warp * 16 + (lane % 8) + (lane / 16) * 8, ((lane / 8) % 2) * 8));
-    const uint32_t v_lane = smem_addr(sKV + SK_TILE * D + tile_off<D, true>(warp * 16 + (lane % 8) + ((lane / 8) % 2) * 8, (lane / 16) * 8));
+    const uint32_t q_lane = smem_addr(sQ + TL::off(lane % 16, (lane / 16) * 8));
+    const uint32_t k_lane = smem_addr(sKV + TL::off(warp * 16 + (lane % 8) + (lane / 16) * 8, ((lane / 8) % 2) * 8));
+    const uint32_t v_lane = smem_addr(sKV + SK_TILE * PITCH + TL::off(warp * 16 + (lane % 8) + ((lane / 8) % 2) * 8, (lane / 16) * 8));
     constexpr uint32_t STAGE_BYTES = (uint32_t)L::stage;
 
     /* Programmatic dependent launch (sm_90): the combine kernel may start now; it waits (pdl_wait)
@@ -175,7 +229,7 @@ split_kv_kernel(sk_params p, sk_plan plan, sk_pages pg)
         const int causal_from = p.causal ? mk - p.N + 1 : mk;   /* keys >= this may be masked */
         KV::at(kv, p, pg, b, kvh, k_lo, dg);                 /* the segment's K and V of this KV head */
 
-        load_tile<D, RG, SK_THREADS, true, true, PAD>(sQ, (const T *)p.q + q_row0 * dg, p.rows - r0, d);
+        sk_load_tile<D, RG, PAD>(sQ, (const T *)p.q + q_row0 * dg, p.rows - r0, d);
         KV::start(kv, s_kv, STAGES);
 #pragma unroll
         for (int s = 0; s < STAGES - 1; s++) {
@@ -218,11 +272,11 @@ split_kv_kernel(sk_params p, sk_plan plan, sk_pages pg)
                 /* PAD: a k16 step wholly past d adds 0 * 0 (both tiles are zero there): skipped */
                 if (PAD && kk >= d) break;
                 uint32_t bk[4];
-                ldmatrix_x4(bk, (k_lane + stage_off) ^ ((kk / 8) * 16));
+                ldmatrix_x4(bk, TL::at(k_lane + stage_off, kk / 8));
 #pragma unroll
                 for (int mt = 0; mt < MT; mt++) {
                     uint32_t a[4];
-                    ldmatrix_x4(a, (q_lane + mt * 16 * D * 2) ^ ((kk / 8) * 16));
+                    ldmatrix_x4(a, TL::at(q_lane + mt * 16 * PITCH * 2, kk / 8));
                     mma_16816_t<T>(s[mt][0], a, bk[0], bk[1]);
                     mma_16816_t<T>(s[mt][1], a, bk[2], bk[3]);
                 }
@@ -287,7 +341,7 @@ split_kv_kernel(sk_params p, sk_plan plan, sk_pages pg)
                 /* PAD: O's columns wholly past d (16 a step) are never stored: not computed */
                 if (PAD && dt * 8 >= d) break;
                 uint32_t bv[4];
-                ldmatrix_x4_trans(bv, (v_lane + stage_off) ^ (dt * 16));
+                ldmatrix_x4_trans(bv, TL::at(v_lane + stage_off, dt));
 #pragma unroll
                 for (int mt = 0; mt < MT; mt++) {
                     mma_16816_t<T>(o[mt][dt], a[mt], bv[0], bv[1]);

@@ -27,7 +27,7 @@
 #             column "× 04"), and no commit named (a rung README's block: the CSV carries it). A link
 #             to a rung's folder is relative to the file the block is in
 #   ceilings  the ceiling rows of results/<gpu>-<sweep>.csv, sweeps=prefill,decode
-#   decode    results/<gpu>-decode.csv per B x M in µs: the floor, rungs=06a,06b,06c, the peers; the last
+#   decode    results/<gpu>-decode.csv per B x M (the first line's heads, d, type, no pages) in µs: the floor, rungs=06a,06b,06c, the peers; the last
 #             rung's share of the copy ceiling, cuDNN's time over its, its merge=
 #   gpu-tests results/<gpu>-gpu-tests.log: the total and the GPU matrix; rungs=01,02 or prefix=06: lines
 #   report-row rung=05c's row on the ladder's prefill shape, as common/report.c prints it
@@ -171,13 +171,16 @@ gen_decode() {  # GPU RUNGS
   local dec=$RES/$1-decode.csv; need "$dec" || return 1
   awk -v RUNGS="$2" -v DEC="$dec" "$AWK_CSV"$'\n''
 $1 == "ceiling-copy" && ok() { COPY = f("gbps"); next }
-ok() && $1 !~ /^ceiling-/ { k = f("B") " x " f("M")
+ok() && $1 !~ /^ceiling-/ { g = f("Hq") " " f("Hkv") " " f("N") " " f("d") " " f("dtype") " " get("page")
+  if (G0 == "") G0 = g; if (g != G0) { OTHER = 1; next }    # the first line'"'"'s family (B x M) alone
+  k = f("B") " x " f("M")
   if (!(k in KV)) { ORD[++ns] = k; KV[k] = 4.0 * f("B") * f("Hkv") * f("M") * f("d") / 1e6; SH = f("Hq") " " f("Hkv") " " f("N") " " f("d") }
   T[k, $1] = f("ms_median") * 1000; G[k, $1] = f("gbps"); CM[$1] = f("commit"); if (match(f("extra"), /merge=[a-z]+/)) MG[k, $1] = substr(f("extra"), RSTART + 6, RLENGTH - 6) }
 function us(k, id) { return ((k, id) in T) ? sprintf("%.1f", T[k, id]) : "–" }
 END { nr = split(RUNGS, R, ","); last = R[nr]; split(SH, sh, " "); if (ns == 0) { print "no decode rows in " DEC; exit 1 }
   printf "Decode sweep (Hq = %s, Hkv = %s, N = %s query token, d = %s), µs, the median of each row; %s at commit %s, with the peers and the read floor in the same run (%s; copy ceiling %s GB/s):\n\n", \
     sh[1], sh[2], sh[3], sh[4], RUNGS, CM[last], DEC, sig(COPY, 3)
+  if (OTHER) print "The sweep'"'"'s lines of other shapes (other heads, head dims, types or pages) are not in this table.\n"
   printf "| B x M | KV | floor |"; for (i = 1; i <= nr; i++) printf " %s |", R[i]
   printf " torch-flash | torch-cudnn | %s, %% of copy | cuDNN / %s | %s merges |\n|---|---|---|", last, last, last; for (i = 1; i <= nr + 5; i++) printf "---|"; print ""
   for (j = 1; j <= ns; j++) { k = ORD[j]; printf "| %s | %.0f MB | %s |", k, KV[k], us(k, "floor-read"); for (i = 1; i <= nr; i++) printf " %s |", us(k, R[i])
