@@ -16,6 +16,7 @@ awk -F, -v rung="$rung" '
   /^#/ || $1 == "rung" { next }
   $1 == "ceiling-copy" { ceil = $15; commit = $21; next }
   $10 != "ok" { next }
+  $22 ~ /(^|;)page=/ { next }            # a paged line: these targets are the contiguous cache'"'"'s (lab/decode38.sh pairs them)
   {
     key = $2 "x" $6 "x" $3 "x" $4 "x" $5 "x" $7
     if (!(key in seen)) { seen[key] = 1; order[++n] = key; B[key] = $2; M[key] = $6
