@@ -27,22 +27,25 @@ typedef struct sk_kernels {
 } sk_kernels;
 
 /* [row groups of 16, 32][contiguous, paged][d = D, d < D]; the tile of 256 has row groups of 16
- * alone (32 rows would be 256 floats of O a lane), its entries [1] are empty. */
+ * alone (32 rows would be 256 floats of O a lane), its entries [1] are empty. pair: the two-heads
+ * tile (split_kv.cuh, PAIR), [contiguous, paged], in the tile of 96 alone (elsewhere empty). */
 typedef struct sk_tile {
     sk_kernels k[2][2][2];
+    sk_kernels pair[2];
 } sk_tile;
 
 extern const sk_tile sk_f16_d64, sk_f16_d96, sk_f16_d128, sk_f16_d256, sk_bf16_d64, sk_bf16_d96, sk_bf16_d128,
     sk_bf16_d256;
 
 /* What an instantiations/ file defines its table with. */
-template <typename T, int D, int MT, template <typename, int, bool> class Loader, bool PAD>
+template <typename T, int D, int MT, template <typename, int, bool> class Loader, bool PAD, bool PAIR = false>
 constexpr sk_kernels sk_kernels_of()
 {
-    return {{split_kv_kernel<T, D, MT, merge_later, Loader, PAD>, split_kv_kernel<T, D, MT, merge_fused, Loader, PAD>,
-             split_kv_kernel<T, D, MT, merge_cluster, Loader, PAD>},
+    constexpr int DK = PAIR ? 2 * D : D;   /* K's and V's tiles (split_kv.cuh) */
+    return {{split_kv_kernel<T, D, MT, merge_later, Loader, PAD, PAIR>, split_kv_kernel<T, D, MT, merge_fused, Loader, PAD, PAIR>,
+             split_kv_kernel<T, D, MT, merge_cluster, Loader, PAD, PAIR>},
             combine_kernel<T, D, 16 * MT, SK_COMB_SLICE, PAD>, combine_kernel<T, D, 16 * MT, D, PAD>,
-            sk_smem<D, MT, Loader<T, D, PAD>::SLICE>::bytes};
+            sk_smem<DK, MT, Loader<T, DK, PAD>::SLICE>::bytes};
 }
 template <typename T, int D, int MT>
 constexpr void sk_rows_of(sk_kernels (&k)[2][2])
@@ -58,6 +61,10 @@ constexpr sk_tile sk_tile_of()
     sk_tile t = {};
     sk_rows_of<T, D, 1>(t.k[0]);
     if constexpr (D < 256) sk_rows_of<T, D, 2>(t.k[1]);
+    if constexpr (D == 96) {
+        t.pair[0] = sk_kernels_of<T, D, 1, kv_contiguous_pair, false, true>();
+        t.pair[1] = sk_kernels_of<T, D, 1, kv_paged, false, true>();
+    }
     return t;
 }
 

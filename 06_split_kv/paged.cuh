@@ -27,7 +27,10 @@
  *     finds its page in the slice. A thread's rows are R = 128 / (D / 8) apart (4 in the tile of
  *     D = 256, 8 at 128, 16 at 64), R <= 16 <= P, so its position in the page wraps at most once a
  *     row. The tile of 96 (rows padded to 104 elements, no swizzle) has a loader of its own,
- *     load_kv_paged_pitched: 12 chunks a row do not divide 128 threads. */
+ *     load_kv_paged_pitched: 12 chunks a row do not divide 128 threads.
+ * The two-heads tile (split_kv.cuh, PAIR) reads a paged cache through kv_paged at D = 192: in a page
+ * KV heads 2h and 2h + 1 of a key are one row of 192 elements at (2h) * d, keys Hkv * d apart, which
+ * is kv_paged's view of Hkv / 2 heads of 192. The contiguous cache has kv_contiguous_pair. */
 #ifndef SK_PAGED_CUH
 #define SK_PAGED_CUH
 
@@ -56,6 +59,50 @@ struct kv_contiguous {
         sk_load_tile<D, SK_TILE, PAD>(st + SK_TILE * sk_layout<D>::PITCH, kv.v + (size_t)j * SK_TILE * dg, n_keys - j * SK_TILE, d);
     }
     static __device__ __forceinline__ int ask(const kv_contiguous, int) { return 0; }   /* SLICE = 0: never asked */
+};
+
+/* The two-heads tile (split_kv.cuh, PAIR) over the contiguous [B, Hkv, M, d] cache: a tile of width
+ * D = 2d holds KV heads 2h and 2h + 1 side by side, two streams M * d elements apart. The chunk map
+ * is sk_load_pitched's (thread t takes chunks t, t + 128, ... of the tile's 64 x D / 8); chunks
+ * 0 .. D / 16 - 1 of a row come from the first head, the others from the second. */
+template <int D, typename T>
+static __device__ __forceinline__ void sk_load_pair_pitched(T *tile, const T *src, size_t second, int valid_rows)
+{
+    constexpr int CPR = D / 8, HC = CPR / 2, HD = D / 2, N = SK_TILE * CPR, STEPS = N / SK_THREADS;
+    static_assert(N % SK_THREADS == 0 && !sk_layout<D>::SWZ && sizeof(T) == 2, "whole steps, the padded tile");
+    const uint32_t s0 = smem_addr(tile);
+#pragma unroll
+    for (int k = 0; k < STEPS; k++) {
+        const int i = threadIdx.x + k * SK_THREADS, r = i / CPR, c = i % CPR;
+        const T *g = src + (c >= HC ? second : 0) + (size_t)r * HD + (c % HC) * 8;
+        cp_async_16(s0 + (uint32_t)(r * sk_layout<D>::PITCH + c * 8) * 2, g, r < valid_rows);
+    }
+}
+
+template <typename T, int D, bool PAD>
+struct kv_contiguous_pair {
+    static_assert(!PAD, "the two-heads tile runs d = D / 2 only");
+    static constexpr int SLICE = 0;
+    const T *k, *v;           /* the segment's first key of the pair's first head */
+    size_t second;            /* elements from the first head's keys to the second's: M * d */
+
+    static __device__ __forceinline__ void begin(kv_contiguous_pair &, const sk_params &, const sk_pages &, int, int, int) {}
+    /* p.Hkv counts pairs here (the plan's view); the cache has 2 * p.Hkv heads of D / 2 */
+    static __device__ __forceinline__ void at(kv_contiguous_pair &kv, const sk_params &p, const sk_pages &, int b, int kvh, int k_lo, int)
+    {
+        const size_t first = (((size_t)b * 2 * p.Hkv + 2 * kvh) * p.M + k_lo) * (D / 2);
+        kv.k = (const T *)p.k + first;
+        kv.v = (const T *)p.v + first;
+        kv.second = (size_t)p.M * (D / 2);
+    }
+    static __device__ __forceinline__ void start(const kv_contiguous_pair, int *, int) {}
+    static __device__ __forceinline__ void load(const kv_contiguous_pair kv, T *st, const int *, int j, int, int n_keys, int)
+    {
+        const size_t at = (size_t)j * SK_TILE * (D / 2);
+        sk_load_pair_pitched<D>(st, kv.k + at, kv.second, n_keys - j * SK_TILE);
+        sk_load_pair_pitched<D>(st + SK_TILE * sk_layout<D>::PITCH, kv.v + at, kv.second, n_keys - j * SK_TILE);
+    }
+    static __device__ __forceinline__ int ask(const kv_contiguous_pair, int) { return 0; }
 };
 
 /* Entry e of the slice of a tile that starts at key0: the physical page of logical page

@@ -29,10 +29,11 @@ int plan_slots(const attn_env *env, const plan_kernel *k)
 
 int plan_shape(const attn_shape *s, const attn_env *env, const plan_kernel *k, split_plan *pl, long *kv_blocks)
 {
-    const int n_rg = ((s->Hq / s->Hkv) * s->N + k->rg - 1) / k->rg, n_seqs = s->B * s->Hkv * n_rg;
+    const int hkv = s->Hkv / k->heads;        /* the KV heads as the kernels see them (pairs) */
+    const int n_rg = ((s->Hq / hkv) * s->N + k->rg - 1) / k->rg, n_seqs = s->B * hkv * n_rg;
     int *blocks = malloc(sizeof(int) * (size_t)n_seqs);
     long total = 0;
-    for (int i = 0; i < n_seqs; i++) total += blocks[i] = (attn_kv_len(s, i / (s->Hkv * n_rg)) + k->blk - 1) / k->blk;
+    for (int i = 0; i < n_seqs; i++) total += blocks[i] = (attn_kv_len(s, i / (hkv * n_rg)) + k->blk - 1) / k->blk;
     const int rc = plan_splits(plan_planner(env), blocks, n_seqs, plan_slots(env, k), pl);
     free(blocks);
     if (kv_blocks) *kv_blocks = total;
@@ -104,8 +105,8 @@ static int same_key(const attn_args *a, const plan_kernel *k)
     if (!key.valid || key.workspace != a->workspace || strcmp(plan_planner(&key.env), plan_planner(&a->env)) ||
         key.env.sm_count != a->env.sm_count || key.k.split != k->split || key.k.threads != k->threads ||
         key.k.smem != k->smem || key.k.d != k->d || key.k.rg != k->rg || key.k.blk != k->blk ||
-        key.k.paged != k->paged || key.k.dtype != k->dtype || key.k.pad != k->pad || c->B != s->B || c->Hq != s->Hq ||
-        c->Hkv != s->Hkv || c->N != s->N || c->M != s->M || c->d != s->d)
+        key.k.paged != k->paged || key.k.dtype != k->dtype || key.k.pad != k->pad || key.k.heads != k->heads ||
+        c->B != s->B || c->Hq != s->Hq || c->Hkv != s->Hkv || c->N != s->N || c->M != s->M || c->d != s->d)
         return 0;
     for (int b = 0; b < s->B; b++)
         if (key.lens[b] != attn_kv_len(s, b)) return 0;

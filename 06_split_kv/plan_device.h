@@ -22,6 +22,8 @@ typedef struct plan_kernel {
     int paged;             /* 1: the kernels read K and V from a paged cache (another instantiation) */
     attn_dtype dtype;      /* the storage type (another instantiation) */
     int pad;               /* 1: the shape's head dim is less than d (the padded instantiation) */
+    int heads;             /* KV heads a sequence reads: 1, or 2 (the two-heads tile: a pair of KV
+                              heads as one of a GQA group of 2, split_kv.cuh) */
 } plan_kernel;
 
 /* Byte offsets in the workspace: the segments {seq, blk_begin, blk_end, part} (int4 each); per

@@ -45,8 +45,26 @@
  * packed rows), STAGES x (K tile 64 x D + V tile 64 x D), XOR-swizzled (common/tiles.cuh) or, in
  * the tile of 96, rows padded to 104 elements (sk_layout); the tile of 96 with 16 rows takes 108 KB,
  * so two CTAs share an SM (the multi-head decode case: one query row per KV head);
+ * the two-heads tile (PAIR, below) takes 106 KB, two CTAs an SM too;
  * after a segment the K/V stages are reused as float32 scratch for the four warps' O. The K/V
  * loader's ints follow (SLICE a stage: kv_paged's slices of the block table). */
+/* The two-heads tile (PAIR; d = 96 with one query head per KV head, Hq = Hkv even, N <= 4). In a
+ * paged cache a page holds each key's rows of all KV heads side by side, so one head's 192-byte rows
+ * lie Hkv * 192 bytes apart, and HBM serves such a read at about 0.9 of a contiguous one
+ * (lab/stride_read.cu); two neighbouring heads' rows are 384 contiguous bytes, which it serves at
+ * full speed. So a CTA takes KV heads 2h and 2h + 1 as one sequence: its K and V tiles are
+ * DK = 2D = 192 wide, the two heads side by side (in a page one 384-byte row a key, so kv_paged
+ * serves it at DK; the contiguous cache's two streams: kv_contiguous_pair). To the plan, the merges
+ * and the combine kernel the pair is one KV head of a GQA group of 2: the rows of head 2h (its N
+ * tokens) and then those of head 2h + 1, contiguous in Q and O as a group's are. Each row must meet
+ * only its own head's K and V, also when the other head's hold a NaN or an infinity (0 * inf is
+ * NaN), so nothing of one head is multiplied by a zero in place of the other's:
+ *   - S: Q K0^T and Q K1^T into two accumulators, and each row keeps its own head's (sk_pair_pick);
+ *   - O: transposed, O^T = V^T P^T, the queries as the mma's 8 columns: S's accumulator already is
+ *     P^T's fragment, and one accumulator per head (O0^T, O1^T) is as many registers as O of 16
+ *     rows was. Each query column keeps its own head's at the end, and the rescale by alpha
+ *     reaches a column through two shuffles.
+ * The products of S double; the mma is not what limits this shape (06's NOTES.md). */
 #ifndef SPLIT_KV_CUH
 #define SPLIT_KV_CUH
 
@@ -181,15 +199,18 @@ static __device__ __forceinline__ void store4(T *dst, float4 x)
     *reinterpret_cast<uint2 *>(dst) = make_uint2(pack2_t<T>(x.x, x.y), pack2_t<T>(x.z, x.w));
 }
 
-/* The split kernel (grid, block and shared memory: the top of this file). */
+/* The split kernel (grid, block and shared memory: the top of this file). D is the width of Q's and
+ * O's rows; K's and V's tiles (and Q's in shared memory) are DK wide: D, or 2D in the two-heads
+ * tile (PAIR). */
 template <typename T, int D, int MT, template <typename, int, int> class Merge, template <typename, int, bool> class Loader,
-          bool PAD>
+          bool PAD, bool PAIR = false>
 __global__ void __launch_bounds__(SK_THREADS)
 split_kv_kernel(sk_params p, sk_plan plan, sk_pages pg)
 {
-    constexpr int RG = 16 * MT, DT = D / 8;
-    typedef Loader<T, D, PAD> KV;
-    typedef sk_smem<D, MT, KV::SLICE> L;
+    constexpr int RG = 16 * MT, DT = D / 8, DK = PAIR ? 2 * D : D;
+    static_assert(!PAIR || (MT == 1 && !PAD), "the two-heads tile: 16 rows, d = D");
+    typedef Loader<T, DK, PAD> KV;
+    typedef sk_smem<DK, MT, KV::SLICE> L;
     constexpr int STAGES = L::STAGES;
     typedef Merge<T, D, RG> M;
     const int d = p.d, dg = PAD ? d : D;  /* row length in memory (Q, K, V, O) */
@@ -202,13 +223,16 @@ split_kv_kernel(sk_params p, sk_plan plan, sk_pages pg)
     int *s_kv = reinterpret_cast<int *>(smem_raw + L::q + STAGES * L::stage + L::ml + 16);   /* the loader's, after s_flag */
     constexpr int SD = D + 8;             /* scratch row stride in floats */
 
-    typedef sk_layout<D> TL;
+    typedef sk_layout<DK> TL;             /* K and V */
+    typedef sk_layout<D> QL;              /* Q (D wide also in the two-heads tile) */
     constexpr int PITCH = TL::PITCH;
     const int warp = threadIdx.x / 32, lane = threadIdx.x % 32, g = lane / 4, t = lane % 4;
     /* ldmatrix lane bases (see fa2.cu): Q rows, this warp's 16 keys of a K / V stage */
-    const uint32_t q_lane = smem_addr(sQ + TL::off(lane % 16, (lane / 16) * 8));
+    const uint32_t q_lane = smem_addr(sQ + QL::off(lane % 16, (lane / 16) * 8));
     const uint32_t k_lane = smem_addr(sKV + TL::off(warp * 16 + (lane % 8) + (lane / 16) * 8, ((lane / 8) % 2) * 8));
     const uint32_t v_lane = smem_addr(sKV + SK_TILE * PITCH + TL::off(warp * 16 + (lane % 8) + ((lane / 8) % 2) * 8, (lane / 16) * 8));
+    /* PAIR: V^T as the mma's A (16 columns of d by the warp's 16 keys), the four 8 x 8 blocks in A's order */
+    const uint32_t vt_lane = smem_addr(sKV + SK_TILE * PITCH + TL::off(warp * 16 + (lane % 8) + (lane / 16) * 8, ((lane / 8) % 2) * 8));
     constexpr uint32_t STAGE_BYTES = (uint32_t)L::stage;
 
     /* Programmatic dependent launch (sm_90): the combine kernel may start now; it waits (pdl_wait)
@@ -227,7 +251,7 @@ split_kv_kernel(sk_params p, sk_plan plan, sk_pages pg)
         const int r0 = rg * RG;                              /* first packed row of the group */
         const size_t q_row0 = ((size_t)b * p.Hq + (size_t)kvh * p.g) * p.N + r0;   /* rows contiguous */
         const int causal_from = p.causal ? mk - p.N + 1 : mk;   /* keys >= this may be masked */
-        KV::at(kv, p, pg, b, kvh, k_lo, dg);                 /* the segment's K and V of this KV head */
+        KV::at(kv, p, pg, b, kvh, k_lo, PAIR ? 2 * dg : dg);   /* the segment's K and V of this KV head (pair) */
 
         sk_load_tile<D, RG, PAD>(sQ, (const T *)p.q + q_row0 * dg, p.rows - r0, d);
         KV::start(kv, s_kv, STAGES);
@@ -242,6 +266,8 @@ split_kv_kernel(sk_params p, sk_plan plan, sk_pages pg)
 
         float o[MT][DT][4], m_run[MT][2], l_run[MT][2];
         online_start(o, m_run, l_run);
+        /* PAIR: which head of the pair this thread's rows g and g + 8 belong to (2 or more: padding) */
+        const int head_lo = (r0 + g) / p.N, head_hi = (r0 + g + 8) / p.N;
 
         for (int j = 0; j < n_tiles; j++) {
             cp_async_wait<STAGES - 2>();      /* tile j has landed (this thread's part) */
@@ -261,8 +287,9 @@ split_kv_kernel(sk_params p, sk_plan plan, sk_pages pg)
             if (fetch) next = KV::ask(kv, k_lo + (nj + 1) * SK_TILE);
             const uint32_t stage_off = (uint32_t)(j % STAGES) * STAGE_BYTES;
 
-            /* S = Q K^T: all RG rows x this warp's 16 keys */
-            float s[MT][2][4];
+            /* S = Q K^T: all RG rows x this warp's 16 keys (PAIR: s against the first head's K, s1
+             * against the second's) */
+            float s[MT][2][4], s1[2][4] = {};
 #pragma unroll
             for (int mt = 0; mt < MT; mt++)
 #pragma unroll
@@ -276,11 +303,22 @@ split_kv_kernel(sk_params p, sk_plan plan, sk_pages pg)
 #pragma unroll
                 for (int mt = 0; mt < MT; mt++) {
                     uint32_t a[4];
-                    ldmatrix_x4(a, TL::at(q_lane + mt * 16 * PITCH * 2, kk / 8));
+                    ldmatrix_x4(a, QL::at(q_lane + mt * 16 * QL::PITCH * 2, kk / 8));
                     mma_16816_t<T>(s[mt][0], a, bk[0], bk[1]);
                     mma_16816_t<T>(s[mt][1], a, bk[2], bk[3]);
+                    if constexpr (PAIR) {
+                        ldmatrix_x4(bk, TL::at(k_lane + stage_off, (kk + D) / 8));
+                        mma_16816_t<T>(s1[0], a, bk[0], bk[1]);
+                        mma_16816_t<T>(s1[1], a, bk[2], bk[3]);
+                    }
                 }
             }
+            if constexpr (PAIR)                   /* each row its own head's scores (row g: e < 2) */
+#pragma unroll
+                for (int nt = 0; nt < 2; nt++)
+#pragma unroll
+                    for (int e = 0; e < 4; e++)
+                        if ((e < 2 ? head_lo : head_hi) == 1) s[0][nt][e] = s1[nt][e];
 
             /* masks: past the segment's keys, and the causal corner (Nq > 1, last keys only) */
             const int key0 = k_lo + j * SK_TILE + warp * 16;
@@ -320,10 +358,24 @@ split_kv_kernel(sk_params p, sk_plan plan, sk_pages pg)
                             sum += pe;
                         }
                     l_run[mt][hi] = l_run[mt][hi] * alpha + sum;
+                    if constexpr (PAIR) {
+                        /* O^T: this thread's columns are queries 2t and 2t + 1, whose alpha rows g = 2t
+                         * and 2t + 1 hold (the pair's rows are < 8: hi = 0 alone) */
+                        if (hi == 0) {
+                            const float a0 = __shfl_sync(0xffffffffu, alpha, 8 * t);
+                            const float a1 = __shfl_sync(0xffffffffu, alpha, 8 * t + 4);
 #pragma unroll
-                    for (int dt = 0; dt < DT; dt++) {
-                        o[mt][dt][2 * hi] *= alpha;
-                        o[mt][dt][2 * hi + 1] *= alpha;
+                            for (int dt = 0; dt < DT; dt++) {
+                                o[0][dt][0] *= a0; o[0][dt][2] *= a0;
+                                o[0][dt][1] *= a1; o[0][dt][3] *= a1;
+                            }
+                        }
+                    } else {
+#pragma unroll
+                        for (int dt = 0; dt < DT; dt++) {
+                            o[mt][dt][2 * hi] *= alpha;
+                            o[mt][dt][2 * hi + 1] *= alpha;
+                        }
                     }
                 }
 
@@ -336,16 +388,29 @@ split_kv_kernel(sk_params p, sk_plan plan, sk_pages pg)
                 a[mt][2] = pack2_t<T>(s[mt][1][0], s[mt][1][1]);
                 a[mt][3] = pack2_t<T>(s[mt][1][2], s[mt][1][3]);
             }
+            if constexpr (PAIR) {
+                /* O^T += V^T P^T, per head: P^T's fragment (keys 2t, 2t + 1 and 8 + 2t, 9 + 2t of
+                 * query g) is S's row g as it stands; o[0][0 .. DT/2) is the first head's O^T (16
+                 * columns of d each), o[0][DT/2 .. DT) the second's */
+                const uint32_t b0 = pack2_t<T>(s[0][0][0], s[0][0][1]), b1 = pack2_t<T>(s[0][1][0], s[0][1][1]);
 #pragma unroll
-            for (int dt = 0; dt < DT; dt += 2) {
-                /* PAD: O's columns wholly past d (16 a step) are never stored: not computed */
-                if (PAD && dt * 8 >= d) break;
-                uint32_t bv[4];
-                ldmatrix_x4_trans(bv, TL::at(v_lane + stage_off, dt));
+                for (int mt = 0; mt < DT; mt++) {
+                    uint32_t av[4];
+                    ldmatrix_x4_trans(av, TL::at(vt_lane + stage_off, (mt / (DT / 2)) * (D / 8) + (mt % (DT / 2)) * 2));
+                    mma_16816_t<T>(o[0][mt], av, b0, b1);
+                }
+            } else {
 #pragma unroll
-                for (int mt = 0; mt < MT; mt++) {
-                    mma_16816_t<T>(o[mt][dt], a[mt], bv[0], bv[1]);
-                    mma_16816_t<T>(o[mt][dt + 1], a[mt], bv[2], bv[3]);
+                for (int dt = 0; dt < DT; dt += 2) {
+                    /* PAD: O's columns wholly past d (16 a step) are never stored: not computed */
+                    if (PAD && dt * 8 >= d) break;
+                    uint32_t bv[4];
+                    ldmatrix_x4_trans(bv, TL::at(v_lane + stage_off, dt));
+#pragma unroll
+                    for (int mt = 0; mt < MT; mt++) {
+                        mma_16816_t<T>(o[mt][dt], a[mt], bv[0], bv[1]);
+                        mma_16816_t<T>(o[mt][dt + 1], a[mt], bv[2], bv[3]);
+                    }
                 }
             }
             if (fetch) s_kv[((nj + 1) % STAGES) * KV::SLICE + threadIdx.x] = next;
@@ -373,10 +438,23 @@ split_kv_kernel(sk_params p, sk_plan plan, sk_pages pg)
                 l += __shfl_xor_sync(0xffffffffu, l, 2);
                 const int r = mt * 16 + g + hi * 8;
                 if (t == 0) { sM[warp * RG + r] = m_run[mt][hi]; sL[warp * RG + r] = l; }
-                float *orow = scratch + ((size_t)warp * RG + r) * SD;
+                if constexpr (PAIR) {
+                    /* O^T's element (d = 16 m + g + 8 (e / 2), query 2t + e % 2), from its head's half */
+                    if (hi == 0)
 #pragma unroll
-                for (int dt = 0; dt < DT; dt++)
-                    *reinterpret_cast<float2 *>(orow + dt * 8 + 2 * t) = make_float2(o[mt][dt][2 * hi], o[mt][dt][2 * hi + 1]);
+                        for (int mt2 = 0; mt2 < DT; mt2++)
+#pragma unroll
+                            for (int e = 0; e < 4; e++) {
+                                const int q = 2 * t + (e & 1);
+                                if ((r0 + q) / p.N == mt2 / (DT / 2))
+                                    scratch[((size_t)warp * RG + q) * SD + (mt2 % (DT / 2)) * 16 + g + (e / 2) * 8] = o[0][mt2][e];
+                            }
+                } else {
+                    float *orow = scratch + ((size_t)warp * RG + r) * SD;
+#pragma unroll
+                    for (int dt = 0; dt < DT; dt++)
+                        *reinterpret_cast<float2 *>(orow + dt * 8 + 2 * t) = make_float2(o[mt][dt][2 * hi], o[mt][dt][2 * hi + 1]);
+                }
             }
         __syncthreads();
         const sk_out out = {seq, seg.w, min(RG, p.rows - r0), dg, q_row0,   /* rows past n_rows are padding */
