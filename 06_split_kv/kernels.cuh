@@ -28,10 +28,10 @@ typedef struct sk_kernels {
 
 /* [row groups of 16, 32][contiguous, paged][d = D, d < D]; the tile of 256 has row groups of 16
  * alone (32 rows would be 256 floats of O a lane), its entries [1] are empty. pair: the two-heads
- * tile (split_kv.cuh, PAIR), [contiguous, paged], in the tile of 96 alone (elsewhere empty). */
+ * tile (split_kv.cuh, PAIR) over a paged cache, in the tile of 96 alone (elsewhere empty). */
 typedef struct sk_tile {
     sk_kernels k[2][2][2];
-    sk_kernels pair[2];
+    sk_kernels pair;
 } sk_tile;
 
 extern const sk_tile sk_f16_d64, sk_f16_d96, sk_f16_d128, sk_f16_d256, sk_bf16_d64, sk_bf16_d96, sk_bf16_d128,
@@ -61,10 +61,7 @@ constexpr sk_tile sk_tile_of()
     sk_tile t = {};
     sk_rows_of<T, D, 1>(t.k[0]);
     if constexpr (D < 256) sk_rows_of<T, D, 2>(t.k[1]);
-    if constexpr (D == 96) {
-        t.pair[0] = sk_kernels_of<T, D, 1, kv_contiguous_pair, false, true>();
-        t.pair[1] = sk_kernels_of<T, D, 1, kv_paged, false, true>();
-    }
+    if constexpr (D == 96) t.pair = sk_kernels_of<T, D, 1, kv_paged, false, true>();
     return t;
 }
 

@@ -30,7 +30,7 @@
  *     load_kv_paged_pitched: 12 chunks a row do not divide 128 threads.
  * The two-heads tile (split_kv.cuh, PAIR) reads a paged cache through kv_paged at D = 192: in a page
  * KV heads 2h and 2h + 1 of a key are one row of 192 elements at (2h) * d, keys Hkv * d apart, which
- * is kv_paged's view of Hkv / 2 heads of 192. The contiguous cache has kv_contiguous_pair. */
+ * is kv_paged's view of Hkv / 2 heads of 192. */
 #ifndef SK_PAGED_CUH
 #define SK_PAGED_CUH
 
@@ -59,50 +59,6 @@ struct kv_contiguous {
         sk_load_tile<D, SK_TILE, PAD>(st + SK_TILE * sk_layout<D>::PITCH, kv.v + (size_t)j * SK_TILE * dg, n_keys - j * SK_TILE, d);
     }
     static __device__ __forceinline__ int ask(const kv_contiguous, int) { return 0; }   /* SLICE = 0: never asked */
-};
-
-/* The two-heads tile (split_kv.cuh, PAIR) over the contiguous [B, Hkv, M, d] cache: a tile of width
- * D = 2d holds KV heads 2h and 2h + 1 side by side, two streams M * d elements apart. The chunk map
- * is sk_load_pitched's (thread t takes chunks t, t + 128, ... of the tile's 64 x D / 8); chunks
- * 0 .. D / 16 - 1 of a row come from the first head, the others from the second. */
-template <int D, typename T>
-static __device__ __forceinline__ void sk_load_pair_pitched(T *tile, const T *src, size_t second, int valid_rows)
-{
-    constexpr int CPR = D / 8, HC = CPR / 2, HD = D / 2, N = SK_TILE * CPR, STEPS = N / SK_THREADS;
-    static_assert(N % SK_THREADS == 0 && !sk_layout<D>::SWZ && sizeof(T) == 2, "whole steps, the padded tile");
-    const uint32_t s0 = smem_addr(tile);
-#pragma unroll
-    for (int k = 0; k < STEPS; k++) {
-        const int i = threadIdx.x + k * SK_THREADS, r = i / CPR, c = i % CPR;
-        const T *g = src + (c >= HC ? second : 0) + (size_t)r * HD + (c % HC) * 8;
-        cp_async_16(s0 + (uint32_t)(r * sk_layout<D>::PITCH + c * 8) * 2, g, r < valid_rows);
-    }
-}
-
-template <typename T, int D, bool PAD>
-struct kv_contiguous_pair {
-    static_assert(!PAD, "the two-heads tile runs d = D / 2 only");
-    static constexpr int SLICE = 0;
-    const T *k, *v;           /* the segment's first key of the pair's first head */
-    size_t second;            /* elements from the first head's keys to the second's: M * d */
-
-    static __device__ __forceinline__ void begin(kv_contiguous_pair &, const sk_params &, const sk_pages &, int, int, int) {}
-    /* p.Hkv counts pairs here (the plan's view); the cache has 2 * p.Hkv heads of D / 2 */
-    static __device__ __forceinline__ void at(kv_contiguous_pair &kv, const sk_params &p, const sk_pages &, int b, int kvh, int k_lo, int)
-    {
-        const size_t first = (((size_t)b * 2 * p.Hkv + 2 * kvh) * p.M + k_lo) * (D / 2);
-        kv.k = (const T *)p.k + first;
-        kv.v = (const T *)p.v + first;
-        kv.second = (size_t)p.M * (D / 2);
-    }
-    static __device__ __forceinline__ void start(const kv_contiguous_pair, int *, int) {}
-    static __device__ __forceinline__ void load(const kv_contiguous_pair kv, T *st, const int *, int j, int, int n_keys, int)
-    {
-        const size_t at = (size_t)j * SK_TILE * (D / 2);
-        sk_load_pair_pitched<D>(st, kv.k + at, kv.second, n_keys - j * SK_TILE);
-        sk_load_pair_pitched<D>(st + SK_TILE * sk_layout<D>::PITCH, kv.v + at, kv.second, n_keys - j * SK_TILE);
-    }
-    static __device__ __forceinline__ int ask(const kv_contiguous_pair, int) { return 0; }
 };
 
 /* Entry e of the slice of a tile that starts at key0: the physical page of logical page
@@ -173,37 +129,37 @@ static __device__ __forceinline__ void load_kv_paged(T *st, const T *k_head, con
     }
 }
 
-/* load_kv_paged for the padded tile of 96 (sk_layout: rows of 104 elements), with the chunk map of
- * sk_load_pitched: thread t takes chunks t, t + 128, ... of the tile's 64 x 12, so its row changes
- * by 10 or 11 from step to step, not by a constant. In one page a row is one multiply-add from the
- * page's base; across pages (P < 64, or a tile that straddles two) row r's page is entry
- * (pos0 + r) / P of the slice: pos0 + r < pos0 + 64 < 4P for every P >= 16 whose tiles span pages
- * (P = 16: pos0 = 0; P = 32, 48, 80, ...: at most one boundary), so three compares, no divide. */
+/* load_kv_paged for the padded tiles (sk_layout: rows of D + 8 elements; D = 96, and 192 for the
+ * two-heads tile), whose 12 or 24 chunks a row do not divide 128 threads. The first R * CPR threads
+ * load, R rows a step (R = 8 at D = 96, 4 at 192: the largest power of two with R * CPR <= 128):
+ * thread t takes chunk t % CPR of rows t / CPR + kR, so, as in load_kv_paged, its position in the
+ * page moves by R a step and every thread crosses into the next page at the same step (P and pos0
+ * are multiples of 16, and R divides 16): one compare a step, no divide, no per-row page. */
 template <int D, bool PAD, typename T>
 static __device__ __forceinline__ void load_kv_paged_pitched(T *st, const T *k_head, const T *v_head,
                                                              size_t row_stride, int4 slice, int P, int pos0, int valid_rows, int d)
 {
-    constexpr int CPR = D / 8, PITCH = sk_layout<D>::PITCH, N = SK_TILE * CPR, STEPS = N / SK_THREADS;
-    static_assert(N % SK_THREADS == 0 && sizeof(T) == 2, "whole steps, 16-bit storage");
-    const uint32_t sk = smem_addr(st), sv = sk + SK_TILE * PITCH * 2;
-    const bool one_page = pos0 + SK_TILE <= P;
-    const size_t base0 = (size_t)sk_page_ok(slice.x) * P + pos0;   /* the one page's first key */
+    constexpr int CPR = D / 8, PITCH = sk_layout<D>::PITCH;
+    constexpr int R = SK_THREADS / CPR >= 8 ? 8 : SK_THREADS / CPR >= 4 ? 4 : 2, STEPS = SK_TILE / R;
+    static_assert(SK_TILE % R == 0 && R <= ATTN_PAGE_STEP && sizeof(T) == 2, "whole steps within a page, 16-bit storage");
+    if (threadIdx.x >= R * CPR) return;
+    const int r0 = threadIdx.x / CPR, c0 = threadIdx.x % CPR;
+    const bool col_ok = !PAD || c0 * 8 < d;
+    const uint32_t sk = smem_addr(st) + (uint32_t)(r0 * PITCH + c0 * 8) * 2, sv = sk + SK_TILE * PITCH * 2;
+    k_head += c0 * 8;
+    v_head += c0 * 8;
+    int page = sk_page_ok(slice.x), pos = pos0 + r0;
 #pragma unroll
     for (int k = 0; k < STEPS; k++) {
-        const int i = threadIdx.x + k * SK_THREADS, r = i / CPR, c = i % CPR;
-        const bool valid = (!PAD || c * 8 < d) && r < valid_rows;
-        size_t key;
-        if (one_page) {
-            key = base0 + r;
-        } else {
-            const int pos = pos0 + r, e = (pos >= P) + (pos >= 2 * P) + (pos >= 3 * P);
-            const int page = e == 0 ? slice.x : e == 1 ? slice.y : e == 2 ? slice.z : slice.w;
-            key = (size_t)sk_page_ok(page) * P + (pos - e * P);
+        const bool valid = col_ok && r0 + k * R < valid_rows;
+        const size_t at = ((size_t)page * P + pos) * row_stride;
+        cp_async_16(sk + k * R * PITCH * 2, k_head + at, valid);
+        cp_async_16(sv + k * R * PITCH * 2, v_head + at, valid);
+        pos += R;
+        if (pos >= P) {                        /* the next page of the slice: shift it down */
+            pos -= P;
+            page = sk_page_ok(slice.y); slice.y = slice.z; slice.z = slice.w;
         }
-        const size_t at = key * row_stride + c * 8;
-        const uint32_t so = (uint32_t)(r * PITCH + c * 8) * 2;
-        cp_async_16(sk + so, k_head + at, valid);
-        cp_async_16(sv + so, v_head + at, valid);
     }
 }
 

@@ -40,21 +40,23 @@ static const sk_kernels *sk_kernels_for(const plan_kernel *pk)
     static const sk_tile *const tiles[2][4] = {{&sk_f16_d64, &sk_f16_d96, &sk_f16_d128, &sk_f16_d256},
                                                {&sk_bf16_d64, &sk_bf16_d96, &sk_bf16_d128, &sk_bf16_d256}};
     const int t = pk->d == 64 ? 0 : pk->d == 96 ? 1 : pk->d == 128 ? 2 : 3;
-    if (pk->heads == 2) return &tiles[pk->dtype == ATTN_BF16][t]->pair[pk->paged];
+    if (pk->heads == 2) return &tiles[pk->dtype == ATTN_BF16][t]->pair;
     return &tiles[pk->dtype == ATTN_BF16][t]->k[pk->rg == 32][pk->paged][pk->pad];
 }
 
 /* The kernels for a shape: 0 if its head dim has no tile. Rows per row group: 16 when the packed
  * rows (g * Nq) fit, else 32; the tile of 256 always 16 (32 rows would be 256 floats of O a lane),
- * so a larger group is several row groups, each reading the KV head again. One query head per KV
- * head at d = 96, an even number of them and N <= 4: the two-heads tile (split_kv.cuh, PAIR), a
- * pair of KV heads a sequence. */
+ * so a larger group is several row groups, each reading the KV head again. A paged cache with one
+ * query head per KV head at d = 96, an even number of them and N <= 4: the two-heads tile
+ * (split_kv.cuh, PAIR), a pair of KV heads a sequence. (In the contiguous cache a head's keys are
+ * one stream already, and there the pair's two streams measured slower: 06's NOTES.md.) */
 static int sk_pick(const attn_shape *s, const attn_env *env, sk_variant *v)
 {
     const int D = sk_tile_d(s->d);
     if (!D) return 0;
-    const int pair = s->d == 96 && s->Hq == s->Hkv && s->Hkv % 2 == 0 && 2 * s->N <= 8;
-    const int mt = (s->Hq / s->Hkv) * s->N <= 16 || D == 256 ? 1 : 2, paged = s->page_size > 0;
+    const int paged = s->page_size > 0;
+    const int pair = paged && s->d == 96 && s->Hq == s->Hkv && s->Hkv % 2 == 0 && 2 * s->N <= 8;
+    const int mt = (s->Hq / s->Hkv) * s->N <= 16 || D == 256 ? 1 : 2;
     v->pk = (plan_kernel){NULL, SK_THREADS, 0, D, 16 * mt, env->kv_block ? env->kv_block : SK_BLOCK_DEFAULT, paged,
                           s->dtype, s->d != D, pair ? 2 : 1};
     v->k = sk_kernels_for(&v->pk);

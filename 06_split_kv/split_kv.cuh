@@ -48,13 +48,13 @@
  * the two-heads tile (PAIR, below) takes 106 KB, two CTAs an SM too;
  * after a segment the K/V stages are reused as float32 scratch for the four warps' O. The K/V
  * loader's ints follow (SLICE a stage: kv_paged's slices of the block table). */
-/* The two-heads tile (PAIR; d = 96 with one query head per KV head, Hq = Hkv even, N <= 4). In a
- * paged cache a page holds each key's rows of all KV heads side by side, so one head's 192-byte rows
- * lie Hkv * 192 bytes apart, and HBM serves such a read at about 0.9 of a contiguous one
+/* The two-heads tile (PAIR; a paged cache, d = 96, one query head per KV head, Hq = Hkv even,
+ * N <= 4). A page holds each key's rows of all KV heads side by side, so one head's 192-byte rows
+ * lie Hkv * 192 bytes apart, and HBM serves such a read at about 0.93 of a contiguous one
  * (lab/stride_read.cu); two neighbouring heads' rows are 384 contiguous bytes, which it serves at
  * full speed. So a CTA takes KV heads 2h and 2h + 1 as one sequence: its K and V tiles are
  * DK = 2D = 192 wide, the two heads side by side (in a page one 384-byte row a key, so kv_paged
- * serves it at DK; the contiguous cache's two streams: kv_contiguous_pair). To the plan, the merges
+ * serves it at DK). To the plan, the merges
  * and the combine kernel the pair is one KV head of a GQA group of 2: the rows of head 2h (its N
  * tokens) and then those of head 2h + 1, contiguous in Q and O as a group's are. Each row must meet
  * only its own head's K and V, also when the other head's hold a NaN or an infinity (0 * inf is
