@@ -73,7 +73,7 @@ static __device__ __forceinline__ void h_consume_wide(unsigned char *sm, uint64_
         wgmma_fence_regs(s);
         const float *sl = sL + st * H_BR + q_off, *sd = sD + st * H_BR + q_off;
         const int key0 = w.k0 + 16 * wq + g;
-        const bool mask = w.k0 + BC > p.M || (p.causal && w.k0 + 63 > q0 + q_off + w.shift);
+        const bool mask = w.k0 + BC > p.M || q0 + q_off + NQ > p.N || (p.causal && w.k0 + 63 > q0 + q_off + w.shift);
         h_probs<NQ>(s, sl, w, p, q0 + q_off, key0, mask, c);
         uint32_t pa[NQ / 16][4];
         h_pack_a<T, NQ>(pa, s);

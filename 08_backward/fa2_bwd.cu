@@ -50,10 +50,11 @@
  *     atomics sent two, and no lanes of one request half a sector apart.
  *   - The LSE is turned into log2 units, and -inf into +inf, once per row in bwd_pre, not per tile.
  *
- * Masks: a query row past N is zero-filled (Q, dO, LSE, D = 0): its P^T column is 2^0 = 1, but its
- * dO and D are 0, so it adds exactly 0 to dV, dP^T, dS^T, dK and dQ, and its dQ row is never
- * stored. A row that sees no key (causal with N > M) has LSE = +inf in log2 units: P = 0. Keys past
- * M and keys above the causal diagonal get P = 0, tested only where a warp's 16 keys cross them.
+ * Masks: a query row past N is zero-filled (Q, dO, LSE, D = 0), and its P^T column is set to 0 (an
+ * infinity in K would make its score 0 * inf = NaN, and dV and dK would carry it), so it adds
+ * exactly 0 to dV, dP^T, dS^T, dK and dQ; its dQ row is never stored. A row that sees no key (causal
+ * with N > M) has LSE = +inf in log2 units: P = 0. Keys past M, queries past N and keys above the
+ * causal diagonal get P = 0, tested only where a warp's 16 keys and BRW queries cross them.
  * Scale: dK and dQ are multiplied by it once, at the end.
  * Head dims 64 and 128 (the tile's D is d: no padded head dims), float16 and bfloat16 (T). Needs
  * compute capability 8.0 (mma.sync m16n8k16, ldmatrix, cp.async) and, at d = 128, 145 KB of shared
@@ -207,8 +208,9 @@ bwd_main(const T *__restrict__ Q, const T *__restrict__ K, const T *__restrict__
             mma_rows_by_rows<D, NT, T>(p, sK, kw0, sq, sub, lane);
             mma_rows_by_rows<D, NT, T>(ds, sV, kw0, sdo, sub, lane);
 
-            /* P^T from the LSE, then dS^T = P^T o (dP^T - D), both in place */
-            const bool mask = k0 + BC > M || (causal && k0 + kw0 + 15 > q0 + sub + shift);
+            /* P^T from the LSE, then dS^T = P^T o (dP^T - D), both in place; queries past N are
+             * masked too (a zero Q row times an infinity in K is a NaN score: hopper_bwd.cu's h_probs) */
+            const bool mask = k0 + BC > M || q0 + sub + BRW > N || (causal && k0 + kw0 + 15 > q0 + sub + shift);
 #pragma unroll
             for (int nt = 0; nt < NT; nt++) {
                 const float2 l = *reinterpret_cast<const float2 *>(sl + sub + nt * 8 + 2 * t);
@@ -218,7 +220,7 @@ bwd_main(const T *__restrict__ Q, const T *__restrict__ K, const T *__restrict__
                     float x = fast_exp2(fmaf(p[nt][e], scale_log2, -((e & 1) ? l.y : l.x)));   /* 2^-inf = 0 */
                     if (mask) {
                         const int key = k0 + kw0 + g + (e >= 2 ? 8 : 0), query = q0 + sub + nt * 8 + 2 * t + (e & 1);
-                        if (key >= M || (causal && key > query + shift)) x = 0.0f;
+                        if (key >= M || query >= N || (causal && key > query + shift)) x = 0.0f;
                     }
                     p[nt][e] = x;
                     ds[nt][e] = x * (ds[nt][e] - ((e & 1) ? dd.y : dd.x));

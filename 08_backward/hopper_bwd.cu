@@ -54,9 +54,9 @@
  * d = 64 128-query tiles with dQ split by rows between the consumers), and keeps P and dS in shared
  * memory where its layouts need them; here P stays in registers up to d = 128.
  *
- * Masks as 08a's: Q and dO rows past N are TMA's zero fill and their LSE is +inf (P = 0); keys past
- * M are zero-filled and masked (P = 0); causal, keys above the diagonal P = 0, tested only where a
- * consumer's 64 keys cross it. dQ rows past N are not added (the bulk copy's size). Every head dim
+ * Masks as 08a's: Q and dO rows past N are TMA's zero fill, their LSE is +inf and they are masked
+ * (P = 0); keys past M are zero-filled and masked (P = 0); causal, keys above the diagonal P = 0,
+ * tested only where a tile crosses N or M or a consumer's 64 keys cross the diagonal. dQ rows past N are not added (the bulk copy's size). Every head dim
  * that is a multiple of 8 up to 256, zero-padded to 64, 128 or 256; float16 and bfloat16; sm_90a
  * only (the kernel body is empty in the sm_80 build).
  *
@@ -294,8 +294,10 @@ static __device__ __forceinline__ void h_rs_t(float (&acc)[BR / 2], const uint32
 
 /* P^T = 2^(S^T scale log2 e - LSE), in place: the forward's P recomputed from its LSE (sl: the
  * stage's 64 LSE in log2 units; +inf for a row past N or that sees no key, so 2^-inf = 0). s[4j + e]:
- * key key0 (+8 for e >= 2), query q0 + 8 j + 2 c (+1 for odd e). Keys past M and, causal, above the
- * diagonal get P = 0, tested only where mask says this consumer's 64 keys cross one of them. */
+ * key key0 (+8 for e >= 2), query q0 + 8 j + 2 c (+1 for odd e). Keys past M, queries past N and,
+ * causal, keys above the diagonal get P = 0, tested only where mask says the tile crosses one of
+ * them. Queries past N need the test too: their Q rows are zeros, and 0 times an infinity in K is a
+ * NaN score, which 2^(NaN - inf) keeps, and dK = dS^T Q would carry into a key's gradient. */
 template <int NQ, bool MASK>
 static __device__ __forceinline__ void h_probs_as(float (&s)[NQ / 2], const float *sl, const h_walk &w,
                                                   const h_params &p, int q0, int key0, int c)
@@ -308,7 +310,7 @@ static __device__ __forceinline__ void h_probs_as(float (&s)[NQ / 2], const floa
             float x = fast_exp2(fmaf(s[4 * j + e], p.scale_log2, -((e & 1) ? l.y : l.x)));
             if constexpr (MASK) {
                 const int key = key0 + (e >= 2 ? 8 : 0), query = q0 + 8 * j + 2 * c + (e & 1);
-                if (key >= p.M || (p.causal && key > query + w.shift)) x = 0.0f;
+                if (key >= p.M || query >= p.N || (p.causal && key > query + w.shift)) x = 0.0f;
             }
             s[4 * j + e] = x;
         }
@@ -577,7 +579,7 @@ static __device__ __forceinline__ void h_consume(unsigned char *sm, uint64_t *ba
         wgmma_fence_regs(s);
         const float *sl = sL + st * BR, *sd = sD + st * BR;   /* the stage's LSE and D */
         const int key0 = w.k0 + kw + 16 * wq + g;        /* this thread's first key */
-        const bool mask = w.k0 + BC > p.M || (p.causal && w.k0 + kw + 63 > q0 + w.shift);
+        const bool mask = w.k0 + BC > p.M || q0 + BR > p.N || (p.causal && w.k0 + kw + 63 > q0 + w.shift);
         h_probs<BR>(s, sl, w, p, q0, key0, mask, c);
         uint32_t pa[BR / 16][4];
         h_pack_a<T, BR>(pa, s);
