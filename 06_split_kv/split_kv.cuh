@@ -50,16 +50,16 @@
  * loader's ints follow (SLICE a stage: kv_paged's slices of the block table). */
 /* The two-heads tile (PAIR; a paged cache, d = 96, one query head per KV head, Hq = Hkv even,
  * N <= 4). A page holds each key's rows of all KV heads side by side, so one head's 192-byte rows
- * lie Hkv * 192 bytes apart, and HBM serves such a read at about 0.93 of a contiguous one
- * (lab/stride_read.cu); two neighbouring heads' rows are 384 contiguous bytes, which it serves at
- * full speed. So a CTA takes KV heads 2h and 2h + 1 as one sequence: its K and V tiles are
- * DK = 2D = 192 wide, the two heads side by side (in a page one 384-byte row a key, so kv_paged
- * serves it at DK). To the plan, the merges
- * and the combine kernel the pair is one KV head of a GQA group of 2: the rows of head 2h (its N
- * tokens) and then those of head 2h + 1, contiguous in Q and O as a group's are. Each row must meet
- * only its own head's K and V, also when the other head's hold a NaN or an infinity (0 * inf is
- * NaN), so nothing of one head is multiplied by a zero in place of the other's:
- *   - S: Q K0^T and Q K1^T into two accumulators, and each row keeps its own head's (sk_pair_pick);
+ * lie Hkv * 192 bytes apart, and HBM serves such a read slower than a contiguous one
+ * (lab/stride_read.cu; 06's NOTES.md has the figures); two neighbouring heads' rows are 384
+ * contiguous bytes, which it serves at full speed. So a CTA takes KV heads 2h and 2h + 1 as one
+ * sequence: its K and V tiles are DK = 2D = 192 wide, the two heads side by side (in a page one
+ * 384-byte row a key, so kv_paged serves it at DK). To the plan, the merges and the combine kernel
+ * the pair is one KV head of a GQA group of 2: the rows of head 2h (its N tokens) and then those of
+ * head 2h + 1, contiguous in Q and O as a group's are. Each row must meet only its own head's K and
+ * V, also when the other head's hold a NaN or an infinity (0 * inf is NaN), so nothing of one head
+ * is multiplied by a zero in place of the other's:
+ *   - S: Q K0^T and Q K1^T into two accumulators, and each row keeps its own head's;
  *   - O: transposed, O^T = V^T P^T, the queries as the mma's 8 columns: S's accumulator already is
  *     P^T's fragment, and one accumulator per head (O0^T, O1^T) is as many registers as O of 16
  *     rows was. Each query column keeps its own head's at the end, and the rescale by alpha

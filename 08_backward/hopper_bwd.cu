@@ -56,9 +56,10 @@
  *
  * Masks as 08a's: Q and dO rows past N are TMA's zero fill, their LSE is +inf and they are masked
  * (P = 0); keys past M are zero-filled and masked (P = 0); causal, keys above the diagonal P = 0,
- * tested only where a tile crosses N or M or a consumer's 64 keys cross the diagonal. dQ rows past N are not added (the bulk copy's size). Every head dim
- * that is a multiple of 8 up to 256, zero-padded to 64, 128 or 256; float16 and bfloat16; sm_90a
- * only (the kernel body is empty in the sm_80 build).
+ * tested only where a tile crosses N or M or a consumer's 64 keys cross the diagonal. dQ rows past
+ * N are not added (the bulk copy's size). Every head dim that is a multiple of 8 up to 256,
+ * zero-padded to 64, 128 or 256; float16 and bfloat16; sm_90a only (the kernel body is empty in the
+ * sm_80 build).
  *
  * Step d (08d) is this kernel with its template bool OV set: the same roles, barriers and shared
  * memory, and a consumer loop that overlaps dQ (bwd_overlap.cuh). OV = false is 08c, instruction for
