@@ -200,8 +200,7 @@ static __device__ __forceinline__ void store4(T *dst, float4 x)
 }
 
 /* The split kernel (grid, block and shared memory: the top of this file). D is the width of Q's and
- * O's rows; K's and V's tiles (and Q's in shared memory) are DK wide: D, or 2D in the two-heads
- * tile (PAIR). */
+ * O's rows; K's and V's tiles are DK wide: D, or 2D in the two-heads tile (PAIR). */
 template <typename T, int D, int MT, template <typename, int, int> class Merge, template <typename, int, bool> class Loader,
           bool PAD, bool PAIR = false>
 __global__ void __launch_bounds__(SK_THREADS)
