@@ -83,3 +83,126 @@ static __device__ __forceinline__ void ov_dq_out(float *sdq, float (&dq)[h_dq_pa
     fence_proxy_async();
     bar_arrive<H_DQ_FULL, H_DQ_SYNC>();
 }
+
+/* ---- 08d up to d = 128: the two consumers without a rendezvous a tile ------------------------- */
+
+/* dS^T of this consumer for tile parity par written (k = 2 cw + par), or waited for from the other */
+static __device__ __forceinline__ void ov_ds_signal(int k)
+{
+    if (k == 0) bar_arrive<H_OV_DS, H_CONS>();
+    else if (k == 1) bar_arrive<H_OV_DS + 1, H_CONS>();
+    else if (k == 2) bar_arrive<H_OV_DS + 2, H_CONS>();
+    else bar_arrive<H_OV_DS + 3, H_CONS>();
+}
+static __device__ __forceinline__ void ov_ds_wait(int k)
+{
+    if (k == 0) bar_sync<H_OV_DS, H_CONS>();
+    else if (k == 1) bar_sync<H_OV_DS + 1, H_CONS>();
+    else if (k == 2) bar_sync<H_OV_DS + 2, H_CONS>();
+    else bar_sync<H_OV_DS + 3, H_CONS>();
+}
+
+/* ov_dq_out with this consumer's own "buffer free" barrier: it waits for the dQ warp alone */
+template <int D, int BR>
+static __device__ __forceinline__ void ov_dq_out_own(float *sdq, float (&dq)[h_dq_part<D, BR>::QN / 2], int wq, int g,
+                                                     int c, int cw)
+{
+    if (cw == 0) bar_sync<H_OV_EMPTY, H_OV_EMPTY_SYNC>();
+    else bar_sync<H_OV_EMPTY + 1, H_OV_EMPTY_SYNC>();
+    ov_store_dq<D, BR>(sdq, dq, wq, g, c, cw);
+    fence_proxy_async();
+    bar_arrive<H_DQ_FULL, H_DQ_SYNC>();
+}
+
+/* 08d's consumer up to d = 128. h_consume met the other consumer at the dS^T barrier of every tile
+ * and again at the dQ buffer's, so the two ran in step: both in their softmax at once, the tensor
+ * cores idle. Here tile i issues dQ of tile i - 1, whose dS^T the other consumer wrote a tile ago:
+ *
+ *   [S dP] P [dV] dS [dK] | wait other's dS(i-1) | write dS(i), signal | [dQ(i-1)] | wait | store dQ(i-1)
+ *
+ * Each consumer waits for the other only when it runs a tile ahead, and for the dQ warp on a barrier
+ * of its own. Two dS^T buffers suffice: a consumer signals dS(i) only once its dQ(i - 1) is done, so
+ * the other's dQ(i - 2), the last reader of buffer i % 2, is done by the signal of dS(i - 1), which
+ * this one waits for before it writes dS(i). The signals alternate between two barriers by the
+ * tile's parity, so that a consumer a tile ahead does not arrive twice on one before the other has
+ * waited on it. */
+template <int D, typename T>
+static __device__ __forceinline__ void ov_consume(unsigned char *sm, uint64_t *bar, const h_walk &w, const h_params &p,
+                                                  int cw)
+{
+    typedef h_smem<D> S;
+    constexpr bool BF16 = storage_bf16<T>;
+    constexpr int BC = h_cfg<D>::BC, BR = h_cfg<D>::BR, QN = h_dq_part<D, BR>::QN;
+    const int wq = (threadIdx.x / 32) % 4, lane = threadIdx.x % 32, g = lane / 4, c = lane % 4;
+    const int kw = 64 * cw, other = 2 * (1 - cw);
+    const uint32_t base = smem_addr(sm);
+    const float *sL = reinterpret_cast<const float *>(sm + S::L), *sD = reinterpret_cast<const float *>(sm + S::DV);
+    float *sdq = reinterpret_cast<float *>(sm + S::DQB);
+
+    float dk[D / 2], dv[D / 2];
+#pragma unroll
+    for (int e = 0; e < D / 2; e++) dk[e] = dv[e] = 0.0f;
+
+    float dq[QN / 2];
+    mbar_wait(&bar[H_KV_FULL], 0);
+    constexpr bool VR = D == 96;
+    uint32_t va[VR ? D / 16 : 1][4];
+    if constexpr (VR) h_load_a<D, BC>(va, sm + S::V, kw, wq, lane);
+    h_tile_at at = h_first_tile(w, p);
+    for (int i = 0; i < w.ntiles; i++, h_next_tile<BR>(at, w)) {
+        const int st = i & 1;
+        const int q0 = at.q0;
+        mbar_wait(&bar[H_FULL + st], (i >> 1) & 1);
+        const uint32_t q_a = base + S::Q + st * S::QT, do_a = base + S::DO + st * S::QT;
+
+        float s[BR / 2], dp[BR / 2];
+        wgmma_fence();
+        h_ss_t<D, BC, BR, BR, BF16>(s, base + S::K, kw, q_a);
+        if constexpr (VR) h_rs_t<D, BR, BF16>(dp, va, do_a);
+        else h_ss_t<D, BC, BR, BR, BF16>(dp, base + S::V, kw, do_a);
+
+        wgmma_wait<1>();
+        wgmma_fence_regs(s);
+        const float *sl = sL + st * BR, *sd = sD + st * BR;
+        const int key0 = w.k0 + kw + 16 * wq + g;
+        const bool mask = w.k0 + BC > p.M || q0 + BR > p.N || (p.causal && w.k0 + kw + 63 > q0 + w.shift);
+        h_probs<BR>(s, sl, w, p, q0, key0, mask, c);
+        uint32_t pa[BR / 16][4];
+        h_pack_a<T, BR>(pa, s);
+        h_rs_acc<D, BR, BF16>(dv, pa, do_a);
+
+        wgmma_wait<1>();
+        wgmma_fence_regs(dp);
+        if constexpr (BR > 64) h_dsoftmax_packed<T, BR>(dp, pa, sd, c);
+        else h_dsoftmax<BR>(dp, s, sd, c);
+        uint32_t da[BR / 16][4];
+        h_pack_a<T, BR>(da, dp);
+        h_rs_acc<D, BR, BF16>(dk, da, q_a);
+
+        if (i > 0) ov_ds_wait(other + ((i - 1) & 1));   /* the other's dS(i - 1): buffer i % 2 is free */
+        h_put_t<BR, BC>(sm + S::DSB + st * S::DS, da, kw, 0, wq, lane);
+        fence_proxy_async();
+        if (i > 0) {
+            ov_dead(dq);
+            h_dq_product<D, BC, BR, BF16>(dq, sm + S::DSB + (st ^ 1) * S::DS, base + S::K, cw);
+            h_release<1, D>(bar, st, dv, dk);            /* dV, dK done: the stage goes back */
+            wgmma_wait<0>();
+            wgmma_fence_regs(dq);
+            ov_ds_signal(2 * cw + st);                   /* after dQ(i - 1), this one's last read of buffer (i - 1) % 2 */
+            ov_dq_out_own<D, BR>(sdq, dq, wq, g, c, cw);
+        } else {
+            ov_ds_signal(2 * cw + st);
+            h_release<0, D>(bar, st, dv, dk);
+        }
+    }
+    if (w.ntiles > 0) {                                  /* the last tile's dQ */
+        const int last = (w.ntiles - 1) & 1;
+        ov_ds_wait(other + last);
+        ov_dead(dq);
+        h_dq_product<D, BC, BR, BF16>(dq, sm + S::DSB + last * S::DS, base + S::K, cw);
+        wgmma_wait<0>();
+        wgmma_fence_regs(dq);
+        ov_dq_out_own<D, BR>(sdq, dq, wq, g, c, cw);
+    }
+    h_store_dkdv<D, T>(dk, dv, w, p, kw, 0, wq, g, c);
+}

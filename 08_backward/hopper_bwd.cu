@@ -79,6 +79,11 @@
 enum { H_DS_READY = 1, H_DQ_FULL = 2, H_DQ_EMPTY = 3 };
 #define H_CONS 256
 #define H_DQ_SYNC (H_CONS + 32)
+/* 08d up to d = 128 (ov_consume): dS^T of consumer cw for the tiles of parity par written (H_OV_DS +
+ * 2 cw + par: the writer arrives, the other consumer waits, 256); dQ's buffer free again for
+ * consumer cw (H_OV_EMPTY + cw: the consumer waits, the dQ warp arrives, 160). */
+enum { H_OV_DS = 4, H_OV_EMPTY = 8 };
+#define H_OV_EMPTY_SYNC (128 + 32)
 
 /* The tile table. d is padded to DP = 64, 96, 128 or 256 (h_dp) with zero columns: TMA fills the
  * columns past d with zeros, which add nothing to S^T, dP^T or dQ, and the dK and dV columns past d
@@ -214,15 +219,28 @@ static __device__ __forceinline__ void h_produce(unsigned char *sm, uint64_t *ba
     }
 }
 
+/* The buffer free again: to both consumers at once (H_DQ_EMPTY), or to each on its own barrier
+ * (OWN: 08d's ov_consume, whose consumers do not wait for each other there) */
+template <bool OWN>
+static __device__ __forceinline__ void h_dq_free(void)
+{
+    if constexpr (OWN) {
+        bar_arrive<H_OV_EMPTY, H_OV_EMPTY_SYNC>();
+        bar_arrive<H_OV_EMPTY + 1, H_OV_EMPTY_SYNC>();
+    } else {
+        bar_arrive<H_DQ_EMPTY, H_DQ_SYNC>();
+    }
+}
+
 /* Producer warp 1: each query tile's dQ, from shared memory into the float32 accumulator. */
-template <int D>
+template <int D, bool OWN>
 static __device__ __forceinline__ void h_write_dq(unsigned char *sm, const h_walk &w, const h_params &p)
 {
     typedef h_smem<D> S;
     constexpr int BR = h_cfg<D>::BR;
     const bool lead = threadIdx.x % 32 == 0;
     const float *sdq = reinterpret_cast<const float *>(sm + S::DQB);
-    if (w.ntiles > 0) bar_arrive<H_DQ_EMPTY, H_DQ_SYNC>();   /* the buffer starts free */
+    if (w.ntiles > 0) h_dq_free<OWN>();                  /* the buffer starts free */
     h_tile_at at = h_first_tile(w, p);
     for (int i = 0; i < w.ntiles; i++, h_next_tile<BR>(at, w)) {
         bar_sync<H_DQ_FULL, H_DQ_SYNC>();
@@ -234,7 +252,7 @@ static __device__ __forceinline__ void h_write_dq(unsigned char *sm, const h_wal
             bulk_wait_read<0>();
         }
         __syncwarp();
-        if (i + 1 < w.ntiles) bar_arrive<H_DQ_EMPTY, H_DQ_SYNC>();
+        if (i + 1 < w.ntiles) h_dq_free<OWN>();
     }
     if (lead) bulk_wait<0>();
 }
@@ -647,13 +665,14 @@ bwd_sm90(const __grid_constant__ CUtensorMap tq, const __grid_constant__ CUtenso
     if (threadIdx.x < 128) {                     /* the producer warpgroup */
         setmaxnreg_dec<24>();
         if (threadIdx.x < 32) h_produce<D>(sm, bar, &tq, &tk, &tv, &tdo, w, p);
-        else if (threadIdx.x < 64) h_write_dq<D>(sm, w, p);
+        else if (threadIdx.x < 64) h_write_dq<D, OV && !h_cfg<D>::WIDE>(sm, w, p);
     } else {
         setmaxnreg_inc<H_REGS>();
         /* the consumer's index read from lane 0: the compiler then knows it is the same in the
          * whole warp and keeps what derives from it (descriptors, addresses) in uniform registers */
         const int cw = __shfl_sync(0xffffffffu, threadIdx.x / 128 - 1, 0);
         if constexpr (h_cfg<D>::WIDE) h_consume_wide<D, T, OV>(sm, bar, w, p, cw);
+        else if constexpr (OV) ov_consume<D, T>(sm, bar, w, p, cw);
         else h_consume<D, T, OV>(sm, bar, w, p, cw);
     }
 #endif
