@@ -99,6 +99,7 @@ struct h_cfg {
     static constexpr int BC = WIDE ? 64 : 128;   /* keys a block */
     static constexpr int ST = WIDE ? 1 : 2;      /* stages of the Q and dO ring */
     static constexpr int BR = DP == 64 ? 2 * H_BR : H_BR;   /* query rows a tile */
+    static constexpr int NDS = DP == 96 || DP == 128 ? 3 : 2;   /* dS^T buffers (08d's ov_consume_lag: 3) */
 };
 static inline int h_dp(int d) { return d <= 64 ? 64 : d <= 96 ? 96 : d <= 128 ? 128 : 256; }
 
@@ -110,7 +111,7 @@ struct h_smem {
     static constexpr int CW = (DP + 63) / 64 * 64;   /* the columns TMA's 64-column chunks hold */
     static constexpr uint32_t KV = C::BC * CW * 2, QT = C::BR * CW * 2, DS = C::BC * C::BR * 2, DQ = C::BR * DP * 4;
     static constexpr uint32_t K = 0, V = K + KV, Q = V + KV, DO = Q + C::ST * QT, DSB = DO + C::ST * QT;
-    static constexpr uint32_t PB = DSB + 2 * DS, DQB = PB + (C::WIDE ? 2 * DS : 0);
+    static constexpr uint32_t PB = DSB + C::NDS * DS, DQB = PB + (C::WIDE ? 2 * DS : 0);
     static constexpr uint32_t L = DQB + DQ, DV = L + C::ST * C::BR * 4, BAR = DV + C::ST * C::BR * 4;
     static constexpr uint32_t END = BAR + 8 * 8;
     static constexpr size_t bytes = END + 1024;   /* + the alignment of the base */
@@ -672,6 +673,7 @@ bwd_sm90(const __grid_constant__ CUtensorMap tq, const __grid_constant__ CUtenso
          * whole warp and keeps what derives from it (descriptors, addresses) in uniform registers */
         const int cw = __shfl_sync(0xffffffffu, threadIdx.x / 128 - 1, 0);
         if constexpr (h_cfg<D>::WIDE) h_consume_wide<D, T, OV>(sm, bar, w, p, cw);
+        else if constexpr (OV && h_cfg<D>::NDS == 3) ov_consume_lag<D, T>(sm, bar, w, p, cw);
         else if constexpr (OV) ov_consume<D, T>(sm, bar, w, p, cw);
         else h_consume<D, T, OV>(sm, bar, w, p, cw);
     }
