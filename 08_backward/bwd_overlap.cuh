@@ -212,7 +212,70 @@ static __device__ __forceinline__ void ov_consume(unsigned char *sm, uint64_t *b
  * product. dQ(i - 1) is then read after this consumer has signalled dS(i), so the other consumer may
  * write dS(i + 1) while it runs: three dS^T buffers (tile i % 3). Buffer i % 3 was last read by the
  * other's dQ(i - 3), done before it signalled dS(i - 1); this consumer's dQ(i - 2), the last reader
- * of the buffer the other writes next, is done at the top of tile i, before dS(i) is signalled. */
+ * of the buffer the other writes next, is done at the top of tile i, before dS(i) is signalled.
+ * One tile of the walk; FIRST (tile 0) has no dQ to issue, and is its own copy of the code: a
+ * product issued on one path of a branch made ptxas spill 580 bytes at d = 128. */
+template <int D, typename T, bool FIRST>
+static __device__ __forceinline__ void ov_lag_tile(unsigned char *sm, uint64_t *bar, const h_walk &w, const h_params &p,
+                                                   int cw, int i, int q0, int b3, float (&dk)[D / 2], float (&dv)[D / 2],
+                                                   float (&dq)[h_dq_part<D, h_cfg<D>::BR>::QN / 2],
+                                                   const uint32_t (&va)[D == 96 ? D / 16 : 1][4])
+{
+    typedef h_smem<D> S;
+    constexpr bool BF16 = storage_bf16<T>, VR = D == 96;
+    constexpr int BC = h_cfg<D>::BC, BR = h_cfg<D>::BR;
+    const int wq = (threadIdx.x / 32) % 4, lane = threadIdx.x % 32, g = lane / 4, c = lane % 4;
+    const int kw = 64 * cw, other = 2 * (1 - cw), st = i & 1;
+    const uint32_t base = smem_addr(sm);
+    const float *sL = reinterpret_cast<const float *>(sm + S::L), *sD = reinterpret_cast<const float *>(sm + S::DV);
+    float *sdq = reinterpret_cast<float *>(sm + S::DQB);
+
+    mbar_wait(&bar[H_FULL + st], (i >> 1) & 1);
+    const uint32_t q_a = base + S::Q + st * S::QT, do_a = base + S::DO + st * S::QT;
+    if constexpr (!FIRST) {
+        wgmma_wait<0>();                                  /* dQ(i - 2) */
+        wgmma_fence_regs(dq);
+    }
+
+    float s[BR / 2], dp[BR / 2];
+    wgmma_fence();
+    h_ss_t<D, BC, BR, BR, BF16>(s, base + S::K, kw, q_a);
+    if constexpr (!FIRST)
+        if (i > 1) ov_dq_out_own<D, BR>(sdq, dq, wq, g, c, cw);   /* dQ(i - 2) stored under S^T */
+    wgmma_fence();
+    if constexpr (VR) h_rs_t<D, BR, BF16>(dp, va, do_a);
+    else h_ss_t<D, BC, BR, BR, BF16>(dp, base + S::V, kw, do_a);
+
+    wgmma_wait<1>();
+    wgmma_fence_regs(s);
+    const float *sl = sL + st * BR, *sd = sD + st * BR;
+    const int key0 = w.k0 + kw + 16 * wq + g;
+    const bool mask = w.k0 + BC > p.M || q0 + BR > p.N || (p.causal && w.k0 + kw + 63 > q0 + w.shift);
+    h_probs<BR>(s, sl, w, p, q0, key0, mask, c);
+    uint32_t pa[BR / 16][4];
+    h_pack_a<T, BR>(pa, s);
+    h_rs_acc<D, BR, BF16>(dv, pa, do_a);
+
+    wgmma_wait<1>();
+    wgmma_fence_regs(dp);
+    h_dsoftmax<BR>(dp, s, sd, c);
+    uint32_t da[BR / 16][4];
+    h_pack_a<T, BR>(da, dp);
+    h_rs_acc<D, BR, BF16>(dk, da, q_a);
+
+    if constexpr (!FIRST) ov_ds_wait(other + ((i - 1) & 1));   /* the other's dS(i - 1): buffer i % 3 free */
+    h_put_t<BR, BC>(sm + S::DSB + b3 * S::DS, da, kw, 0, wq, lane);
+    fence_proxy_async();
+    ov_ds_signal(2 * cw + st);
+    if constexpr (FIRST) {
+        h_release<0, D>(bar, st, dv, dk);
+    } else {
+        ov_dead(dq);
+        h_dq_product<D, BC, BR, BF16>(dq, sm + S::DSB + (b3 == 0 ? 2 : b3 - 1) * S::DS, base + S::K, cw);
+        h_release<1, D>(bar, st, dv, dk);                 /* dV, dK done: the stage goes back; dQ(i - 1) running */
+    }
+}
+
 template <int D, typename T>
 static __device__ __forceinline__ void ov_consume_lag(unsigned char *sm, uint64_t *bar, const h_walk &w,
                                                       const h_params &p, int cw)
@@ -223,8 +286,6 @@ static __device__ __forceinline__ void ov_consume_lag(unsigned char *sm, uint64_
     static_assert(h_cfg<D>::NDS == 3, "three dS^T buffers");
     const int wq = (threadIdx.x / 32) % 4, lane = threadIdx.x % 32, g = lane / 4, c = lane % 4;
     const int kw = 64 * cw, other = 2 * (1 - cw);
-    const uint32_t base = smem_addr(sm);
-    const float *sL = reinterpret_cast<const float *>(sm + S::L), *sD = reinterpret_cast<const float *>(sm + S::DV);
     float *sdq = reinterpret_cast<float *>(sm + S::DQB);
 
     float dk[D / 2], dv[D / 2];
@@ -233,66 +294,26 @@ static __device__ __forceinline__ void ov_consume_lag(unsigned char *sm, uint64_
 
     float dq[QN / 2];                                     /* dQ(i - 2) at the top of tile i, in flight */
     mbar_wait(&bar[H_KV_FULL], 0);
-    constexpr bool VR = D == 96;
-    uint32_t va[VR ? D / 16 : 1][4];
-    if constexpr (VR) h_load_a<D, BC>(va, sm + S::V, kw, wq, lane);
+    uint32_t va[D == 96 ? D / 16 : 1][4];
+    if constexpr (D == 96) h_load_a<D, BC>(va, sm + S::V, kw, wq, lane);
+    if (w.ntiles == 0) return;
     h_tile_at at = h_first_tile(w, p);
-    int b3 = 0;                                           /* i % 3 */
-    for (int i = 0; i < w.ntiles; i++, h_next_tile<BR>(at, w)) {
-        const int st = i & 1;
-        const int q0 = at.q0;
-        mbar_wait(&bar[H_FULL + st], (i >> 1) & 1);
-        const uint32_t q_a = base + S::Q + st * S::QT, do_a = base + S::DO + st * S::QT;
-        wgmma_wait<0>();                                  /* dQ(i - 2) */
-        wgmma_fence_regs(dq);
-
-        float s[BR / 2], dp[BR / 2];
-        wgmma_fence();
-        h_ss_t<D, BC, BR, BR, BF16>(s, base + S::K, kw, q_a);
-        if (i > 1) ov_dq_out_own<D, BR>(sdq, dq, wq, g, c, cw);   /* dQ(i - 2) stored under S^T */
-        wgmma_fence();
-        if constexpr (VR) h_rs_t<D, BR, BF16>(dp, va, do_a);
-        else h_ss_t<D, BC, BR, BR, BF16>(dp, base + S::V, kw, do_a);
-
-        wgmma_wait<1>();
-        wgmma_fence_regs(s);
-        const float *sl = sL + st * BR, *sd = sD + st * BR;
-        const int key0 = w.k0 + kw + 16 * wq + g;
-        const bool mask = w.k0 + BC > p.M || q0 + BR > p.N || (p.causal && w.k0 + kw + 63 > q0 + w.shift);
-        h_probs<BR>(s, sl, w, p, q0, key0, mask, c);
-        uint32_t pa[BR / 16][4];
-        h_pack_a<T, BR>(pa, s);
-        h_rs_acc<D, BR, BF16>(dv, pa, do_a);
-
-        wgmma_wait<1>();
-        wgmma_fence_regs(dp);
-        h_dsoftmax<BR>(dp, s, sd, c);
-        uint32_t da[BR / 16][4];
-        h_pack_a<T, BR>(da, dp);
-        h_rs_acc<D, BR, BF16>(dk, da, q_a);
-
-        if (i > 0) ov_ds_wait(other + ((i - 1) & 1));   /* the other's dS(i - 1): buffer i % 3 free, dQ(i - 1) may run */
-        h_put_t<BR, BC>(sm + S::DSB + b3 * S::DS, da, kw, 0, wq, lane);
-        fence_proxy_async();
-        ov_ds_signal(2 * cw + st);
-        const int bp = b3 == 0 ? 2 : b3 - 1;             /* (i - 1) % 3 */
-        ov_dead(dq);
-        /* at i = 0 a product on buffer 2, never stored: one path, which ptxas keeps without spills */
-        h_dq_product<D, BC, BR, BF16>(dq, sm + S::DSB + bp * S::DS, base + S::K, cw);
-        h_release<1, D>(bar, st, dv, dk);                /* dV, dK done: the stage goes back; dQ(i - 1) running */
+    ov_lag_tile<D, T, true>(sm, bar, w, p, cw, 0, at.q0, 0, dk, dv, dq, va);
+    h_next_tile<BR>(at, w);
+    int b3 = 1;                                           /* i % 3 */
+    for (int i = 1; i < w.ntiles; i++, h_next_tile<BR>(at, w)) {
+        ov_lag_tile<D, T, false>(sm, bar, w, p, cw, i, at.q0, b3, dk, dv, dq, va);
         b3 = b3 == 2 ? 0 : b3 + 1;
     }
     wgmma_wait<0>();
     wgmma_fence_regs(dq);
     if (w.ntiles > 1) ov_dq_out_own<D, BR>(sdq, dq, wq, g, c, cw);   /* dQ(n - 2) */
-    if (w.ntiles > 0) {                                  /* dQ(n - 1) */
-        const int last = w.ntiles - 1;
-        ov_ds_wait(other + (last & 1));
-        ov_dead(dq);
-        h_dq_product<D, BC, BR, BF16>(dq, sm + S::DSB + (last % 3) * S::DS, base + S::K, cw);
-        wgmma_wait<0>();
-        wgmma_fence_regs(dq);
-        ov_dq_out_own<D, BR>(sdq, dq, wq, g, c, cw);
-    }
+    const int last = w.ntiles - 1;                       /* dQ(n - 1) */
+    ov_ds_wait(other + (last & 1));
+    ov_dead(dq);
+    h_dq_product<D, BC, BR, BF16>(dq, sm + S::DSB + (last % 3) * S::DS, smem_addr(sm) + S::K, cw);
+    wgmma_wait<0>();
+    wgmma_fence_regs(dq);
+    ov_dq_out_own<D, BR>(sdq, dq, wq, g, c, cw);
     h_store_dkdv<D, T>(dk, dv, w, p, kw, 0, wq, g, c);
 }
