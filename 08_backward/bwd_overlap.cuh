@@ -1,27 +1,21 @@
-/* Rung 08, step d: 08c + overlap. Two changes to a consumer's loop (hopper_bwd.cu, h_consume with
- * its template bool OV), chosen by a clock count of a tile (08_backward/NOTES.md, "08d: the clock
- * count"):
+/* Rung 08, step d: 08c + overlap. Three changes to the consumers' loop (08c's is hopper_bwd.cu's
+ * h_consume), each chosen by a measurement (08_backward/NOTES.md: "08d: the clock count" for the
+ * first two, "The consumers out of step" for the third). Up to d = 128 the loops are this file's
+ * ov_consume (d = 64) and ov_consume_lag (d = 96, 128); above, bwd_wide.cuh's loop takes change 2.
  *
- *   1. dQ = dS K of tile i is issued right after the dS^T barrier, behind dV and dK (08c waited for
- *      those first), and left in flight: the stage goes back once dV and dK are done (wait_group 1),
- *      and the consumer goes on to tile i + 1. There it waits for dQ (wait_group 0) only when the
- *      next stage is in, issues S^T, stores dQ to shared memory and hands it to the dQ warp while
- *      S^T runs, then issues dP^T. 08c waited for dQ at once and stored it before the next tile's
- *      products were issued: the tensor cores idled through the dQ product's drain, the stores (with
- *      bank conflicts), the proxy fence, the barrier and the next issue. Now only the drain is left.
- *      After the last tile, dQ is waited for and stored alone.
- *
- *        08c:  [S dP] P dS [dV dK] | wait | [dQ] | wait | store dQ | [S dP] ...
- *        08d:  [S dP] P dS [dV dK] [dQ] | wait dV dK | wait dQ | [S'] store dQ [dP'] P' dS' ...
+ *   1. dQ left in flight. 08c waited for dQ = dS K at once and stored it before the next tile's
+ *      products were issued: the tensor cores idled through the product's drain, the stores, the
+ *      proxy fence, the barrier and the next issue. ov_consume_lag leaves dQ's product running into
+ *      the next tile; there it waits for it (wait_group 0) only when the next stage is in, issues
+ *      S^T, and stores dQ to shared memory and hands it to the dQ warp while S^T runs.
  *
  *      Why not leave dQ in flight under S^T and dP^T too (wait_group 2 after their issue)? Tried:
  *      ptxas (CUDA 13.0) then serialises the kernel's wgmma (C7514: non-wgmma instructions reading
  *      accumulators in flight), at d = 64 and 128, though the PTX reads dq only after the wait; it
  *      does not seem to follow a group across the loop's back edge through a wait_group that leaves
- *      two others running. A wait with nothing else in flight keeps its pipeline; the cost is one
- *      drain of the tensor pipe a tile. And dQ is stored under S^T alone, not under both products,
- *      so that dq's 32 registers (d = 128) are dead again before dP^T's arrive: 64 dK + 64 dV + 32
- *      S^T + 32 dQ at the peak, as 08c's 64 + 64 + 32 + 32 (S^T and dP^T).
+ *      two others running. A wait with nothing else in flight keeps its pipeline. And dQ is stored
+ *      under S^T alone, so that dq's 32 registers (d = 128) are dead again before dP^T's arrive:
+ *      64 dK + 64 dV + 32 S^T + 32 dQ at the peak, as 08c's 64 + 64 + 32 + 32 (S^T and dP^T).
  *
  *   2. dQ's float32 stores without bank conflicts. Rows are 4 D bytes apart, a multiple of 128, so
  *      a row's column col sits in bank col % 32 whatever the row; thread (g, c) holds the columns
@@ -36,6 +30,22 @@
  *      row counted over all heads: N need not be a multiple of 4, while the tiles start at
  *      multiples of 64 queries. D is a multiple of 32 (64, 96, 128, 256), so a row's columns stay
  *      in the row.
+ *
+ *   3. The consumers out of step. dQ = dS K needs both consumers' halves of dS^T, so 08c's
+ *      consumers meet at a barrier every tile, and again at dQ's buffer: they run in step, both in
+ *      their softmax at once while the tensor cores wait. 08d issues dQ of tile i - 1 in tile i.
+ *      The other consumer wrote its half of dS(i - 1) a tile ago, so a consumer waits for it only
+ *      when it runs a whole tile ahead. Each consumer signals its own half (two barriers, by the
+ *      tile's parity) and waits for the dQ warp on a barrier of its own.
+ *
+ *        08c:     [S dP] P dS [dV dK] | both dS | [dQ(i)] | wait | store dQ(i) | [S dP] ...
+ *        d = 128: [S dP] P dS [dV dK] | other's dS(i-1) | [dQ(i-1)] | wait dV dK | wait dQ(i-1) | [S']
+ *                 store dQ(i-1) [dP'] ...
+ *        d = 64:  [S dP] P dS [dV dK] | other's dS(i-1) | [dQ(i-1)] | wait | store dQ(i-1) | [S' dP'] ...
+ *
+ *      At d = 96 and 128, dQ(i - 1) still runs when the consumer signals dS(i), so the other may
+ *      already write dS(i + 1): a third dS^T buffer. At d = 64 the 128-query tile leaves no room for
+ *      it (shared memory), and dQ(i - 1) is waited for within tile i.
  *
  * Compiled into hopper_bwd.cu's translation unit (it uses that file's named barriers). */
 
@@ -84,7 +94,7 @@ static __device__ __forceinline__ void ov_dq_out(float *sdq, float (&dq)[h_dq_pa
     bar_arrive<H_DQ_FULL, H_DQ_SYNC>();
 }
 
-/* ---- 08d up to d = 128: the two consumers without a rendezvous a tile ------------------------- */
+/* ---- change 3: the consumers out of step (d <= 128) -------------------------------------------- */
 
 /* dS^T of this consumer for tile parity par written (k = 2 cw + par), or waited for from the other */
 static __device__ __forceinline__ void ov_ds_signal(int k)
@@ -114,14 +124,12 @@ static __device__ __forceinline__ void ov_dq_out_own(float *sdq, float (&dq)[h_d
     bar_arrive<H_DQ_FULL, H_DQ_SYNC>();
 }
 
-/* 08d's consumer up to d = 128. h_consume met the other consumer at the dS^T barrier of every tile
- * and again at the dQ buffer's, so the two ran in step: both in their softmax at once, the tensor
- * cores idle. Here tile i issues dQ of tile i - 1, whose dS^T the other consumer wrote a tile ago:
+/* 08d's consumer at d = 64 (change 3 alone; any d up to 128 would run it): tile i issues dQ of tile
+ * i - 1, whose dS^T the other consumer wrote a tile ago, and waits for it within the tile:
  *
- *   [S dP] P [dV] dS [dK] | wait other's dS(i-1) | write dS(i), signal | [dQ(i-1)] | wait | store dQ(i-1)
+ *   [S dP] P [dV] dS [dK] | wait other's dS(i-1) | write dS(i) | [dQ(i-1)] | wait, signal dS(i) | store dQ(i-1)
  *
- * Each consumer waits for the other only when it runs a tile ahead, and for the dQ warp on a barrier
- * of its own. Two dS^T buffers suffice: a consumer signals dS(i) only once its dQ(i - 1) is done, so
+ * Two dS^T buffers suffice: a consumer signals dS(i) only once its dQ(i - 1) is done, so
  * the other's dQ(i - 2), the last reader of buffer i % 2, is done by the signal of dS(i - 1), which
  * this one waits for before it writes dS(i). The signals alternate between two barriers by the
  * tile's parity, so that a consumer a tile ahead does not arrive twice on one before the other has
@@ -207,14 +215,14 @@ static __device__ __forceinline__ void ov_consume(unsigned char *sm, uint64_t *b
     h_store_dkdv<D, T>(dk, dv, w, p, kw, 0, wq, g, c);
 }
 
-/* ov_consume with dQ left in flight into the next tile, as h_consume's 08d: tile i issues dQ(i - 1)
- * at its end and stores it under S^T(i + 1), so dQ's product drains under the next tile's first
- * product. dQ(i - 1) is then read after this consumer has signalled dS(i), so the other consumer may
+/* 08d's consumer at d = 96 and 128 (changes 1 and 3): ov_consume with dQ left in flight into the
+ * next tile. Tile i issues dQ(i - 1) at its end and stores it under S^T(i + 1), so dQ's product
+ * drains under the next tile's first product. dQ(i - 1) is then read after this consumer has signalled dS(i), so the other consumer may
  * write dS(i + 1) while it runs: three dS^T buffers (tile i % 3). Buffer i % 3 was last read by the
  * other's dQ(i - 3), done before it signalled dS(i - 1); this consumer's dQ(i - 2), the last reader
  * of the buffer the other writes next, is done at the top of tile i, before dS(i) is signalled.
- * One tile of the walk; FIRST (tile 0) has no dQ to issue, and is its own copy of the code: a
- * product issued on one path of a branch made ptxas spill 580 bytes at d = 128. */
+ * One tile of the walk; FIRST (tile 0) has no dQ to issue, and is its own copy of the code: with
+ * the product issued on one path of a branch instead, ptxas spilled at d = 128 (NOTES.md). */
 template <int D, typename T, bool FIRST>
 static __device__ __forceinline__ void ov_lag_tile(unsigned char *sm, uint64_t *bar, const h_walk &w, const h_params &p,
                                                    int cw, int i, int q0, int b3, float (&dk)[D / 2], float (&dv)[D / 2],
