@@ -38,7 +38,7 @@
  *                  and at the end dK * scale and dV, rounded, straight from the registers (h_store_dkdv).
  *                  Shared memory (1024-aligned tiles of 128-byte rows, TMA's 128B swizzle; wider rows
  *                  are chunks of 64 columns): K, V 128 x d; Q, dO 64 x d in two stages; dS^T 128 x 64
- *                  in two buffers; dQ 64 x d float32 (plain rows: the bulk copy's source); LSE and D
+ *                  in two buffers (three at d = 96 and 128, for 08d); dQ 64 x d float32 (plain rows: the bulk copy's source); LSE and D
  *                  64 floats in two stages: 32+32+32+32+32+32+1 KB (d = 64, 128-row tiles: 16+16+32+32+64+32+2).
  *   3. bwd_convert fa2_bwd.cu's: dQ = scale * accumulator, rounded to T.
  *
@@ -61,9 +61,9 @@
  * zero-padded to 64, 128 or 256; float16 and bfloat16; sm_90a only (the kernel body is empty in the
  * sm_80 build).
  *
- * Step d (08d) is this kernel with its template bool OV set: the same roles, barriers and shared
- * memory, and a consumer loop that overlaps dQ (bwd_overlap.cuh). OV = false is 08c, instruction for
- * instruction as before the bool existed. */
+ * Step d (08d) is this kernel with its template bool OV set: the same roles and shared memory, and
+ * consumer loops of its own (bwd_overlap.cuh): dQ overlapped, and the two consumers no longer
+ * meeting every tile. OV = false is 08c (h_consume). */
 #include "../common/check_cuda.h"
 #include "../common/hopper_bwd.cuh"
 #include "../common/online_softmax.cuh"
@@ -79,6 +79,11 @@
 enum { H_DS_READY = 1, H_DQ_FULL = 2, H_DQ_EMPTY = 3 };
 #define H_CONS 256
 #define H_DQ_SYNC (H_CONS + 32)
+/* 08d up to d = 128 (bwd_overlap.cuh): dS^T of consumer cw for the tiles of parity par written
+ * (H_OV_DS + 2 cw + par: the writer arrives, the other consumer waits, 256); dQ's buffer free again
+ * for consumer cw (H_OV_EMPTY + cw: the consumer waits, the dQ warp arrives, 160). */
+enum { H_OV_DS = 4, H_OV_EMPTY = 8 };
+#define H_OV_EMPTY_SYNC (128 + 32)
 
 /* The tile table. d is padded to DP = 64, 96, 128 or 256 (h_dp) with zero columns: TMA fills the
  * columns past d with zeros, which add nothing to S^T, dP^T or dQ, and the dK and dV columns past d
@@ -94,6 +99,7 @@ struct h_cfg {
     static constexpr int BC = WIDE ? 64 : 128;   /* keys a block */
     static constexpr int ST = WIDE ? 1 : 2;      /* stages of the Q and dO ring */
     static constexpr int BR = DP == 64 ? 2 * H_BR : H_BR;   /* query rows a tile */
+    static constexpr int NDS = DP == 96 || DP == 128 ? 3 : 2;   /* dS^T buffers (3: 08d's ov_consume_lag) */
 };
 static inline int h_dp(int d) { return d <= 64 ? 64 : d <= 96 ? 96 : d <= 128 ? 128 : 256; }
 
@@ -105,7 +111,7 @@ struct h_smem {
     static constexpr int CW = (DP + 63) / 64 * 64;   /* the columns TMA's 64-column chunks hold */
     static constexpr uint32_t KV = C::BC * CW * 2, QT = C::BR * CW * 2, DS = C::BC * C::BR * 2, DQ = C::BR * DP * 4;
     static constexpr uint32_t K = 0, V = K + KV, Q = V + KV, DO = Q + C::ST * QT, DSB = DO + C::ST * QT;
-    static constexpr uint32_t PB = DSB + 2 * DS, DQB = PB + (C::WIDE ? 2 * DS : 0);
+    static constexpr uint32_t PB = DSB + C::NDS * DS, DQB = PB + (C::WIDE ? 2 * DS : 0);
     static constexpr uint32_t L = DQB + DQ, DV = L + C::ST * C::BR * 4, BAR = DV + C::ST * C::BR * 4;
     static constexpr uint32_t END = BAR + 8 * 8;
     static constexpr size_t bytes = END + 1024;   /* + the alignment of the base */
@@ -214,15 +220,28 @@ static __device__ __forceinline__ void h_produce(unsigned char *sm, uint64_t *ba
     }
 }
 
+/* The buffer free again: to both consumers at once (H_DQ_EMPTY), or to each on its own barrier
+ * (OWN: 08d's ov_consume, whose consumers do not wait for each other there) */
+template <bool OWN>
+static __device__ __forceinline__ void h_dq_free(void)
+{
+    if constexpr (OWN) {
+        bar_arrive<H_OV_EMPTY, H_OV_EMPTY_SYNC>();
+        bar_arrive<H_OV_EMPTY + 1, H_OV_EMPTY_SYNC>();
+    } else {
+        bar_arrive<H_DQ_EMPTY, H_DQ_SYNC>();
+    }
+}
+
 /* Producer warp 1: each query tile's dQ, from shared memory into the float32 accumulator. */
-template <int D>
+template <int D, bool OWN>
 static __device__ __forceinline__ void h_write_dq(unsigned char *sm, const h_walk &w, const h_params &p)
 {
     typedef h_smem<D> S;
     constexpr int BR = h_cfg<D>::BR;
     const bool lead = threadIdx.x % 32 == 0;
     const float *sdq = reinterpret_cast<const float *>(sm + S::DQB);
-    if (w.ntiles > 0) bar_arrive<H_DQ_EMPTY, H_DQ_SYNC>();   /* the buffer starts free */
+    if (w.ntiles > 0) h_dq_free<OWN>();                  /* the buffer starts free */
     h_tile_at at = h_first_tile(w, p);
     for (int i = 0; i < w.ntiles; i++, h_next_tile<BR>(at, w)) {
         bar_sync<H_DQ_FULL, H_DQ_SYNC>();
@@ -234,7 +253,7 @@ static __device__ __forceinline__ void h_write_dq(unsigned char *sm, const h_wal
             bulk_wait_read<0>();
         }
         __syncwarp();
-        if (i + 1 < w.ntiles) bar_arrive<H_DQ_EMPTY, H_DQ_SYNC>();
+        if (i + 1 < w.ntiles) h_dq_free<OWN>();
     }
     if (lead) bulk_wait<0>();
 }
@@ -524,13 +543,9 @@ static __device__ __forceinline__ void h_store_dkdv(const float (&dk)[NC / 2], c
     }
 }
 
-/* 08d's policy (OV = true): the dQ product left in flight, its stores without bank conflicts. */
-#include "bwd_overlap.cuh"
-
-/* A consumer warpgroup: its 64 keys' dK and dV over the whole walk, the pieces above in a tile's
- * order. OV (08d, bwd_overlap.cuh): dQ of a tile left in flight under the next tile's S^T, stored
- * without bank conflicts; OV = false is 08c: dQ waited for and stored at once. */
-template <int D, typename T, bool OV>
+/* 08c's consumer warpgroup: its 64 keys' dK and dV over the whole walk, the pieces above in a
+ * tile's order; dQ waited for and stored at once. 08d's loops are bwd_overlap.cuh's. */
+template <int D, typename T>
 static __device__ __forceinline__ void h_consume(unsigned char *sm, uint64_t *bar, const h_walk &w, const h_params &p,
                                                  int cw)
 {
@@ -547,7 +562,7 @@ static __device__ __forceinline__ void h_consume(unsigned char *sm, uint64_t *ba
 #pragma unroll
     for (int e = 0; e < D / 2; e++) dk[e] = dv[e] = 0.0f;
 
-    float dq[QN / 2];                                     /* OV: the last tile's dQ, in flight */
+    float dq[QN / 2];
     mbar_wait(&bar[H_KV_FULL], 0);
     /* At d = 96 (FlashAttention-3's choice there) V's 64 x 96 slice of this consumer is loaded into
      * registers once, as wgmma's A: dP^T then reads only dO from shared memory. 24 registers, which
@@ -561,18 +576,10 @@ static __device__ __forceinline__ void h_consume(unsigned char *sm, uint64_t *ba
         const int q0 = at.q0;
         mbar_wait(&bar[H_FULL + st], (i >> 1) & 1);
         const uint32_t q_a = base + S::Q + st * S::QT, do_a = base + S::DO + st * S::QT;
-        if constexpr (OV) {                              /* the last tile's dQ, issued behind its dV and dK */
-            wgmma_wait<0>();
-            wgmma_fence_regs(dq);
-        }
 
         float s[BR / 2], dp[BR / 2];
         wgmma_fence();
         h_ss_t<D, BC, BR, BR, BF16>(s, base + S::K, kw, q_a);     /* S^T = K Q^T */
-        if constexpr (OV) {   /* the last tile's dQ stored while S^T runs (dP^T may take dq's registers) */
-            if (i > 0) ov_dq_out<D, BR>(sdq, dq, wq, g, c, cw);
-            wgmma_fence();
-        }
         if constexpr (VR) h_rs_t<D, BR, BF16>(dp, va, do_a);           /* dP^T = V dO^T, V from registers */
         else h_ss_t<D, BC, BR, BR, BF16>(dp, base + S::V, kw, do_a);   /* dP^T = V dO^T */
 
@@ -596,24 +603,18 @@ static __device__ __forceinline__ void h_consume(unsigned char *sm, uint64_t *ba
 
         unsigned char *sds = sm + S::DSB + st * S::DS;   /* buffer i % 2 */
         h_share_ds<BR, BC>(sds, da, kw, wq, lane);
-        if constexpr (!OV) h_release<0, D>(bar, st, dv, dk);
-        if constexpr (OV) ov_dead(dq);
+        h_release<0, D>(bar, st, dv, dk);
         h_dq_product<D, BC, BR, BF16>(dq, sds, base + S::K, cw);
-        if constexpr (OV) {
-            h_release<1, D>(bar, st, dv, dk);            /* dQ left running into the next tile */
-        } else {
-            wgmma_wait<0>();
-            wgmma_fence_regs(dq);
-            h_dq_out<D, BR>(sdq, dq, wq, g, c, cw);
-        }
-    }
-    if constexpr (OV) {
-        wgmma_wait<0>();                                 /* on every path: ptxas then sees dQ done */
+        wgmma_wait<0>();
         wgmma_fence_regs(dq);
-        if (w.ntiles > 0) ov_dq_out<D, BR>(sdq, dq, wq, g, c, cw);
+        h_dq_out<D, BR>(sdq, dq, wq, g, c, cw);
     }
     h_store_dkdv<D, T>(dk, dv, w, p, kw, 0, wq, g, c);
 }
+
+/* Step d's loops (OV = true): dQ left in flight, its stores without bank conflicts, and the two
+ * consumers no longer meeting every tile. */
+#include "bwd_overlap.cuh"
 
 /* d > 128 (DP = 256): the consumers split the columns, not the keys. */
 #include "bwd_wide.cuh"
@@ -647,14 +648,16 @@ bwd_sm90(const __grid_constant__ CUtensorMap tq, const __grid_constant__ CUtenso
     if (threadIdx.x < 128) {                     /* the producer warpgroup */
         setmaxnreg_dec<24>();
         if (threadIdx.x < 32) h_produce<D>(sm, bar, &tq, &tk, &tv, &tdo, w, p);
-        else if (threadIdx.x < 64) h_write_dq<D>(sm, w, p);
+        else if (threadIdx.x < 64) h_write_dq<D, OV && !h_cfg<D>::WIDE>(sm, w, p);
     } else {
         setmaxnreg_inc<H_REGS>();
         /* the consumer's index read from lane 0: the compiler then knows it is the same in the
          * whole warp and keeps what derives from it (descriptors, addresses) in uniform registers */
         const int cw = __shfl_sync(0xffffffffu, threadIdx.x / 128 - 1, 0);
         if constexpr (h_cfg<D>::WIDE) h_consume_wide<D, T, OV>(sm, bar, w, p, cw);
-        else h_consume<D, T, OV>(sm, bar, w, p, cw);
+        else if constexpr (OV && h_cfg<D>::NDS == 3) ov_consume_lag<D, T>(sm, bar, w, p, cw);
+        else if constexpr (OV) ov_consume<D, T>(sm, bar, w, p, cw);
+        else h_consume<D, T>(sm, bar, w, p, cw);
     }
 #endif
 }
