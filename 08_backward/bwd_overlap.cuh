@@ -196,7 +196,7 @@ static __device__ __forceinline__ void ov_consume(unsigned char *sm, uint64_t *b
             h_release<1, D>(bar, st, dv, dk);            /* dV, dK done: the stage goes back */
             wgmma_wait<0>();
             wgmma_fence_regs(dq);
-            ov_ds_signal(2 * cw + st);                   /* after dQ(i - 1), this one's last read of buffer (i - 1) % 2 */
+            ov_ds_signal(2 * cw + st);                   /* after dQ(i - 1), its last read of buffer (i - 1) % 2 */
             ov_dq_out_own<D, BR>(sdq, dq, wq, g, c, cw);
         } else {
             ov_ds_signal(2 * cw + st);
@@ -217,8 +217,9 @@ static __device__ __forceinline__ void ov_consume(unsigned char *sm, uint64_t *b
 
 /* 08d's consumer at d = 96 and 128 (changes 1 and 3): ov_consume with dQ left in flight into the
  * next tile. Tile i issues dQ(i - 1) at its end and stores it under S^T(i + 1), so dQ's product
- * drains under the next tile's first product. dQ(i - 1) is then read after this consumer has signalled dS(i), so the other consumer may
- * write dS(i + 1) while it runs: three dS^T buffers (tile i % 3). Buffer i % 3 was last read by the
+ * drains under the next tile's first product. dQ(i - 1) is then read after this consumer has
+ * signalled dS(i), so the other consumer may write dS(i + 1) while it runs: three dS^T buffers
+ * (tile i % 3). Buffer i % 3 was last read by the
  * other's dQ(i - 3), done before it signalled dS(i - 1); this consumer's dQ(i - 2), the last reader
  * of the buffer the other writes next, is done at the top of tile i, before dS(i) is signalled.
  * One tile of the walk; FIRST (tile 0) has no dQ to issue, and is its own copy of the code: with
