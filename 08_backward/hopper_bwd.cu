@@ -770,6 +770,6 @@ extern "C" const rung rung_08c = {
 
 extern "C" const rung rung_08d = {
     "08d", "08c + overlap",
-    "08c with overlap: dQ of a query tile left in flight under the next tile's S and dP, dQ stored to shared memory without bank conflicts",
+    "08c with overlap: dQ of a query tile left in flight under the next tile's S, dQ stored without bank conflicts, the two consumers out of step",
     unsupported_08d, workspace_08c, run_08d, NULL, NULL,
 };
