@@ -38,8 +38,9 @@
  *                  and at the end dK * scale and dV, rounded, straight from the registers (h_store_dkdv).
  *                  Shared memory (1024-aligned tiles of 128-byte rows, TMA's 128B swizzle; wider rows
  *                  are chunks of 64 columns): K, V 128 x d; Q, dO 64 x d in two stages; dS^T 128 x 64
- *                  in two buffers (three at d = 96 and 128, for 08d); dQ 64 x d float32 (plain rows: the bulk copy's source); LSE and D
- *                  64 floats in two stages: 32+32+32+32+32+32+1 KB (d = 64, 128-row tiles: 16+16+32+32+64+32+2).
+ *                  in two buffers (three at d = 96 and 128, for 08d); dQ 64 x d float32 (plain rows:
+ *                  the bulk copy's source); LSE and D 64 floats in two stages: 32+32+32+32+48+32+1 KB
+ *                  (d = 64, 128-row tiles, two dS^T buffers: 16+16+32+32+64+32+2).
  *   3. bwd_convert fa2_bwd.cu's: dQ = scale * accumulator, rounded to T.
  *
  * Against 08a: the same walk, masks and tiles of work (128 keys a block, 64-query tiles, GQA summed
@@ -221,7 +222,7 @@ static __device__ __forceinline__ void h_produce(unsigned char *sm, uint64_t *ba
 }
 
 /* The buffer free again: to both consumers at once (H_DQ_EMPTY), or to each on its own barrier
- * (OWN: 08d's ov_consume, whose consumers do not wait for each other there) */
+ * (OWN: 08d's loops up to d = 128, whose consumers do not wait for each other there) */
 template <bool OWN>
 static __device__ __forceinline__ void h_dq_free(void)
 {
