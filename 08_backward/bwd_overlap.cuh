@@ -96,20 +96,15 @@ static __device__ __forceinline__ void ov_dq_out(float *sdq, float (&dq)[h_dq_pa
 
 /* ---- change 3: the consumers out of step (d <= 128) -------------------------------------------- */
 
-/* dS^T of this consumer for tile parity par written (k = 2 cw + par), or waited for from the other */
+/* dS^T of this consumer for tile parity par written (k = 2 cw + par), or waited for from the other:
+ * the barrier's id from a register, one instruction where a branch on k took several */
 static __device__ __forceinline__ void ov_ds_signal(int k)
 {
-    if (k == 0) bar_arrive<H_OV_DS, H_CONS>();
-    else if (k == 1) bar_arrive<H_OV_DS + 1, H_CONS>();
-    else if (k == 2) bar_arrive<H_OV_DS + 2, H_CONS>();
-    else bar_arrive<H_OV_DS + 3, H_CONS>();
+    asm volatile("bar.arrive %0, %1;" :: "r"(H_OV_DS + k), "n"(H_CONS) : "memory");
 }
 static __device__ __forceinline__ void ov_ds_wait(int k)
 {
-    if (k == 0) bar_sync<H_OV_DS, H_CONS>();
-    else if (k == 1) bar_sync<H_OV_DS + 1, H_CONS>();
-    else if (k == 2) bar_sync<H_OV_DS + 2, H_CONS>();
-    else bar_sync<H_OV_DS + 3, H_CONS>();
+    asm volatile("bar.sync %0, %1;" :: "r"(H_OV_DS + k), "n"(H_CONS) : "memory");
 }
 
 /* ov_dq_out with this consumer's own "buffer free" barrier: it waits for the dQ warp alone */
