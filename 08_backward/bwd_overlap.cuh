@@ -164,23 +164,8 @@ static __device__ __forceinline__ void ov_consume(unsigned char *sm, uint64_t *b
         if constexpr (VR) h_rs_t<D, BR, BF16>(dp, va, do_a);
         else h_ss_t<D, BC, BR, BR, BF16>(dp, base + S::V, kw, do_a);
 
-        wgmma_wait<1>();
-        wgmma_fence_regs(s);
-        const float *sl = sL + st * BR, *sd = sD + st * BR;
-        const int key0 = w.k0 + kw + 16 * wq + g;
-        const bool mask = w.k0 + BC > p.M || q0 + BR > p.N || (p.causal && w.k0 + kw + 63 > q0 + w.shift);
-        h_probs<BR>(s, sl, w, p, q0, key0, mask, c);
-        uint32_t pa[BR / 16][4];
-        h_pack_a<T, BR>(pa, s);
-        h_rs_acc<D, BR, BF16>(dv, pa, do_a);
-
-        wgmma_wait<1>();
-        wgmma_fence_regs(dp);
-        if constexpr (BR > 64) h_dsoftmax_packed<T, BR>(dp, pa, sd, c);
-        else h_dsoftmax<BR>(dp, s, sd, c);
-        uint32_t da[BR / 16][4];
-        h_pack_a<T, BR>(da, dp);
-        h_rs_acc<D, BR, BF16>(dk, da, q_a);
+        uint32_t pa[BR / 16][4], da[BR / 16][4];
+        h_grads<D, T>(s, dp, pa, da, dv, dk, sL + st * BR, sD + st * BR, w, p, q0, kw, wq, g, c, q_a, do_a);
 
         if (i > 0) ov_ds_wait(other + ((i - 1) & 1));   /* the other's dS(i - 1): buffer i % 2 is free */
         h_put_t<BR, BC>(sm + S::DSB + st * S::DS, da, kw, 0, wq, lane);
@@ -250,22 +235,8 @@ static __device__ __forceinline__ void ov_lag_tile(unsigned char *sm, uint64_t *
     if constexpr (VR) h_rs_t<D, BR, BF16>(dp, va, do_a);
     else h_ss_t<D, BC, BR, BR, BF16>(dp, base + S::V, kw, do_a);
 
-    wgmma_wait<1>();
-    wgmma_fence_regs(s);
-    const float *sl = sL + st * BR, *sd = sD + st * BR;
-    const int key0 = w.k0 + kw + 16 * wq + g;
-    const bool mask = w.k0 + BC > p.M || q0 + BR > p.N || (p.causal && w.k0 + kw + 63 > q0 + w.shift);
-    h_probs<BR>(s, sl, w, p, q0, key0, mask, c);
-    uint32_t pa[BR / 16][4];
-    h_pack_a<T, BR>(pa, s);
-    h_rs_acc<D, BR, BF16>(dv, pa, do_a);
-
-    wgmma_wait<1>();
-    wgmma_fence_regs(dp);
-    h_dsoftmax<BR>(dp, s, sd, c);
-    uint32_t da[BR / 16][4];
-    h_pack_a<T, BR>(da, dp);
-    h_rs_acc<D, BR, BF16>(dk, da, q_a);
+    uint32_t pa[BR / 16][4], da[BR / 16][4];
+    h_grads<D, T>(s, dp, pa, da, dv, dk, sL + st * BR, sD + st * BR, w, p, q0, kw, wq, g, c, q_a, do_a);
 
     if constexpr (!FIRST) ov_ds_wait(other + ((i - 1) & 1));   /* the other's dS(i - 1): buffer i % 3 free */
     h_put_t<BR, BC>(sm + S::DSB + b3 * S::DS, da, kw, 0, wq, lane);

@@ -544,6 +544,35 @@ static __device__ __forceinline__ void h_store_dkdv(const float (&dk)[NC / 2], c
     }
 }
 
+/* A tile's middle, once S^T and dP^T are issued (in this order, the last two groups in flight):
+ * P^T from S^T and dV += P^T dO issued, then, once dP^T is in, dS^T and dK += dS^T Q issued. pa
+ * and da (P^T and dS^T packed as wgmma's A) stay the caller's: the products in flight read them,
+ * and dS^T goes on to shared memory. sl, sd: the stage's LSE and D. */
+template <int D, typename T>
+static __device__ __forceinline__ void h_grads(float (&s)[h_cfg<D>::BR / 2], float (&dp)[h_cfg<D>::BR / 2],
+                                               uint32_t (&pa)[h_cfg<D>::BR / 16][4], uint32_t (&da)[h_cfg<D>::BR / 16][4],
+                                               float (&dv)[D / 2], float (&dk)[D / 2], const float *sl, const float *sd,
+                                               const h_walk &w, const h_params &p, int q0, int kw, int wq, int g, int c,
+                                               uint32_t q_a, uint32_t do_a)
+{
+    constexpr bool BF16 = storage_bf16<T>;
+    constexpr int BC = h_cfg<D>::BC, BR = h_cfg<D>::BR;
+    wgmma_wait<1>();                                     /* S^T done, dP^T still running */
+    wgmma_fence_regs(s);
+    const int key0 = w.k0 + kw + 16 * wq + g;            /* this thread's first key */
+    const bool mask = w.k0 + BC > p.M || q0 + BR > p.N || (p.causal && w.k0 + kw + 63 > q0 + w.shift);
+    h_probs<BR>(s, sl, w, p, q0, key0, mask, c);
+    h_pack_a<T, BR>(pa, s);
+    h_rs_acc<D, BR, BF16>(dv, pa, do_a);                 /* dV += P^T dO */
+
+    wgmma_wait<1>();                                     /* dP^T done, dV still running */
+    wgmma_fence_regs(dp);
+    if constexpr (BR > 64) h_dsoftmax_packed<T, BR>(dp, pa, sd, c);
+    else h_dsoftmax<BR>(dp, s, sd, c);
+    h_pack_a<T, BR>(da, dp);
+    h_rs_acc<D, BR, BF16>(dk, da, q_a);                  /* dK += dS^T Q */
+}
+
 /* 08c's consumer warpgroup: its 64 keys' dK and dV over the whole walk, the pieces above in a
  * tile's order; dQ waited for and stored at once. 08d's loops are bwd_overlap.cuh's. */
 template <int D, typename T>
@@ -584,23 +613,8 @@ static __device__ __forceinline__ void h_consume(unsigned char *sm, uint64_t *ba
         if constexpr (VR) h_rs_t<D, BR, BF16>(dp, va, do_a);           /* dP^T = V dO^T, V from registers */
         else h_ss_t<D, BC, BR, BR, BF16>(dp, base + S::V, kw, do_a);   /* dP^T = V dO^T */
 
-        wgmma_wait<1>();                                 /* S^T done, dP^T still running */
-        wgmma_fence_regs(s);
-        const float *sl = sL + st * BR, *sd = sD + st * BR;   /* the stage's LSE and D */
-        const int key0 = w.k0 + kw + 16 * wq + g;        /* this thread's first key */
-        const bool mask = w.k0 + BC > p.M || q0 + BR > p.N || (p.causal && w.k0 + kw + 63 > q0 + w.shift);
-        h_probs<BR>(s, sl, w, p, q0, key0, mask, c);
-        uint32_t pa[BR / 16][4];
-        h_pack_a<T, BR>(pa, s);
-        h_rs_acc<D, BR, BF16>(dv, pa, do_a);                 /* dV += P^T dO */
-
-        wgmma_wait<1>();                                 /* dP^T done, dV still running */
-        wgmma_fence_regs(dp);
-        if constexpr (BR > 64) h_dsoftmax_packed<T, BR>(dp, pa, sd, c);
-        else h_dsoftmax<BR>(dp, s, sd, c);
-        uint32_t da[BR / 16][4];
-        h_pack_a<T, BR>(da, dp);
-        h_rs_acc<D, BR, BF16>(dk, da, q_a);                  /* dK += dS^T Q */
+        uint32_t pa[BR / 16][4], da[BR / 16][4];
+        h_grads<D, T>(s, dp, pa, da, dv, dk, sL + st * BR, sD + st * BR, w, p, q0, kw, wq, g, c, q_a, do_a);
 
         unsigned char *sds = sm + S::DSB + st * S::DS;   /* buffer i % 2 */
         h_share_ds<BR, BC>(sds, da, kw, wq, lane);
