@@ -49,6 +49,14 @@
  *
  * Compiled into hopper_bwd.cu's translation unit (it uses that file's named barriers). */
 
+/* One 8-byte shared-memory store. Written out because, through a float2 pointer, the compiler
+ * split the store at each base address into two 4-byte stores (one wavefront each way more, and a
+ * two-way bank conflict); volatile with "memory" keeps it before the proxy fence that follows. */
+static __device__ __forceinline__ void ov_st2(uint32_t addr, float x, float y)
+{
+    asm volatile("st.shared.v2.f32 [%0], {%1, %2};" :: "r"(addr), "f"(x), "f"(y) : "memory");
+}
+
 /* dQ (dq[4 j + e]: row 16 wq + g (+8 for e >= 2), column col0 + 8 j + 2 c (+1 for odd e)) into the
  * swizzled float32 rows of sdq, D floats a row: column col of row r at col ^ 8 (r % 4). */
 template <int D, int BR>
@@ -58,17 +66,16 @@ static __device__ __forceinline__ void ov_store_dq(float *sdq, const float (&dq)
     typedef h_dq_part<D, BR> P;
     constexpr int QN = P::QN;
     const int qn = P::cols(cw), r = g & 3;             /* row % 4: row0, 16 wq and 8 are multiples of 4 */
-    float *row = sdq + (P::row0(cw) + 16 * wq + g) * D + P::col0(cw) + 2 * c;
-    float *at[4];                                        /* j ^ r = (j & ~3) + ((j & 3) ^ r): four addresses, */
-#pragma unroll                                           /* the rest constant offsets */
-    for (int k = 0; k < 4; k++) at[k] = row + 8 * (k ^ r);
+    const uint32_t row = smem_addr(sdq) + 4 * ((P::row0(cw) + 16 * wq + g) * D + P::col0(cw) + 2 * c);
+    uint32_t at[4];                                      /* j ^ r = (j & ~3) + ((j & 3) ^ r): four addresses, */
+#pragma unroll                                           /* the rest constant offsets (bytes) */
+    for (int k = 0; k < 4; k++) at[k] = row + 32 * (k ^ r);
 #pragma unroll
     for (int hi = 0; hi < 2; hi++)
 #pragma unroll
         for (int j = 0; j < QN / 8; j++) {
             if (8 * j >= qn) break;                      /* qn is a multiple of 32: j ^ r < qn / 8 */
-            *reinterpret_cast<float2 *>(at[j & 3] + 8 * (j & ~3) + 8 * hi * D) =
-                make_float2(dq[4 * j + 2 * hi], dq[4 * j + 2 * hi + 1]);
+            ov_st2(at[j & 3] + 32 * (j & ~3) + 32 * hi * D, dq[4 * j + 2 * hi], dq[4 * j + 2 * hi + 1]);
         }
 }
 
