@@ -49,9 +49,9 @@
  *
  * Compiled into hopper_bwd.cu's translation unit (it uses that file's named barriers). */
 
-/* One 8-byte shared-memory store. Written out because, through a float2 pointer, the compiler
- * split the store at each base address into two 4-byte stores (one wavefront each way more, and a
- * two-way bank conflict); volatile with "memory" keeps it before the proxy fence that follows. */
+/* One 8-byte shared-memory store. Written out because, through a float2 pointer, the compiler split
+ * the first store at some base addresses into two 4-byte stores, each with a two-way bank conflict;
+ * volatile with "memory" keeps it before the proxy fence that follows. */
 static __device__ __forceinline__ void ov_st2(uint32_t addr, float x, float y)
 {
     asm volatile("st.shared.v2.f32 [%0], {%1, %2};" :: "r"(addr), "f"(x), "f"(y) : "memory");
