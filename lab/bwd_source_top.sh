@@ -3,6 +3,7 @@
 # brings back: lab/bwd_source_top.sh FILE.csv.gz TILES [N]
 # TILES: the work tiles of the profiled launch (B * Hkv * G * key blocks * query tiles; not causal,
 # B = 2, H = 16, N = 8192, d = 128: 2 * 16 * 64 * 128 = 262144), so that the counts read per tile.
+# Where the page holds several kernels (FA4's backward), the one that executes the most instructions.
 # Prints, by opcode: the warp instructions and the shared-memory wavefronts (and their ideal) a tile;
 # then the stall reasons' shares; then the N instructions with the most stall samples.
 set -eu
@@ -11,7 +12,17 @@ zcat "$file" | python3 -c '
 import csv, sys, re, collections
 tiles, top = float(sys.argv[1]), int(sys.argv[2])
 rows = list(csv.reader(sys.stdin))
-head, body = rows[1], rows[2:]
+# one block a kernel ("Kernel Name" line, header, instructions); take the kernel that executes the most
+blocks, cur = [], None
+for r in rows:
+    if r and r[0] == "Kernel Name": cur = [r]; blocks.append(cur)
+    elif cur is not None: cur.append(r)
+def work(b):
+    h = b[1]; i = h.index("Instructions Executed") if "Instructions Executed" in h else None
+    return sum(float(r[i].replace(",", "") or 0) for r in b[2:] if i is not None and len(r) > i and r[i] not in ("", "-"))
+blk = max(blocks, key=work)
+print("kernel:", blk[0][1][:100])
+head, body = blk[1], blk[2:]
 col = {n: i for i, n in enumerate(head)}
 num = lambda x: float(x.replace(",", "")) if x not in ("", "-") else 0.0
 get = lambda r, n: num(r[col[n]])
