@@ -5,7 +5,9 @@
 # B = 2, H = 16, N = 8192, d = 128: 2 * 16 * 64 * 128 = 262144), so that the counts read per tile.
 # Where the page holds several kernels (FA4's backward), the one that executes the most instructions.
 # Prints, by opcode: the warp instructions and the shared-memory wavefronts (and their ideal) a tile;
-# then the stall reasons' shares; then the N instructions with the most stall samples.
+# then every opcode's warp instructions a tile (the uniform datapath's descriptor work among them);
+# then the stall reasons' shares; then the N instructions with the most stall samples. FA4's tiles
+# at d = 128 not causal are 80 queries by 128 keys: B * H * (M / 128) * ceil(N / 80) of them.
 set -eu
 file=${1:?usage: lab/bwd_source_top.sh FILE.csv.gz TILES [N]} tiles=${2:?tiles} top=${3:-20}
 zcat "$file" | python3 -c '
@@ -37,6 +39,9 @@ print("%-24s %12s %12s %12s %7s" % ("opcode", "warp inst", "wavefronts", "ideal"
 for op, a in sorted(ops.items(), key=lambda kv: -kv[1][1]):
     if a[1] > 0:
         print("%-24s %12.1f %12.1f %12.1f %6.1f%%" % (op, a[0] / tiles, a[1] / tiles, a[2] / tiles, 100 * a[1] / tw))
+ti = sum(a[0] for a in ops.values())
+print("\nwarp instructions a tile, by opcode (all opcodes: %.0f a tile; the 30 most executed):" % (ti / tiles))
+print("  " + ", ".join("%s %.1f" % (op, a[0] / tiles) for op, a in sorted(ops.items(), key=lambda kv: -kv[1][0])[:30]))
 reasons = [n for n in head if n.startswith("stall_") and "(Not" not in n]
 tot = collections.Counter()
 for r in body:
