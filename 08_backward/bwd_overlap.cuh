@@ -105,14 +105,8 @@ static __device__ __forceinline__ void ov_dq_out(float *sdq, float (&dq)[h_dq_pa
 
 /* dS^T of this consumer for tile parity par written (k = 2 cw + par), or waited for from the other:
  * the barrier's id from a register, one instruction where a branch on k took several */
-static __device__ __forceinline__ void ov_ds_signal(int k)
-{
-    asm volatile("bar.arrive %0, %1;" :: "r"(H_OV_DS + k), "n"(H_CONS) : "memory");
-}
-static __device__ __forceinline__ void ov_ds_wait(int k)
-{
-    asm volatile("bar.sync %0, %1;" :: "r"(H_OV_DS + k), "n"(H_CONS) : "memory");
-}
+static __device__ __forceinline__ void ov_ds_signal(int k) { bar_arrive_id<H_CONS>(H_OV_DS + k); }
+static __device__ __forceinline__ void ov_ds_wait(int k) { bar_sync_id<H_CONS>(H_OV_DS + k); }
 
 /* ov_dq_out with this consumer's own "buffer free" barrier: it waits for the dQ warp alone */
 template <int D, int BR>
