@@ -15,15 +15,9 @@
  * one's. With three consumers the turn goes round: a consumer cannot arrive twice on a barrier
  * before its owner has waited on it, since its own next turn comes only after the owner's. */
 template <int CW>
-static __device__ __forceinline__ void pp_wait_turn(int cw)
-{
-    if (cw == 0) bar_sync<1, 256>(); else if (CW == 2 || cw == 1) bar_sync<2, 256>(); else bar_sync<3, 256>();
-}
+static __device__ __forceinline__ void pp_wait_turn(int cw) { bar_sync_id<256>(1 + cw); }
 template <int CW>
-static __device__ __forceinline__ void pp_pass_turn(int cw)
-{
-    if (cw == CW - 1) bar_arrive<1, 256>(); else if (cw == 0) bar_arrive<2, 256>(); else bar_arrive<3, 256>();
-}
+static __device__ __forceinline__ void pp_pass_turn(int cw) { bar_arrive_id<256>(cw == CW - 1 ? 1 : cw + 2); }
 /* One product section for K/V tile i, in the consumer's turn: P V of tile i - 1, S of tile i. */
 template <class T, bool PV, bool S>
 static __device__ __forceinline__ void pp_section(f3_rows<T> &r, float (&s)[T::BC / 2],

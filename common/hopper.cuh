@@ -83,6 +83,11 @@ template <int ID, int NT>
 static __device__ __forceinline__ void bar_sync(void) { asm volatile("bar.sync %0, %1;" :: "n"(ID), "n"(NT) : "memory"); }
 template <int ID, int NT>
 static __device__ __forceinline__ void bar_arrive(void) { asm volatile("bar.arrive %0, %1;" :: "n"(ID), "n"(NT) : "memory"); }
+/* The id in a register (one per warp): one instruction, where a branch on it makes two barriers */
+template <int NT>
+static __device__ __forceinline__ void bar_sync_id(int id) { asm volatile("bar.sync %0, %1;" :: "r"(id), "n"(NT) : "memory"); }
+template <int NT>
+static __device__ __forceinline__ void bar_arrive_id(int id) { asm volatile("bar.arrive %0, %1;" :: "r"(id), "n"(NT) : "memory"); }
 /* Shared memory written by ordinary stores, read next by the async proxy (wgmma, TMA): each writing
  * thread fences before the barrier that orders the two. */
 static __device__ __forceinline__ void fence_proxy_async(void) { asm volatile("fence.proxy.async.shared::cta;" ::: "memory"); }

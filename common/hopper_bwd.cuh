@@ -1,6 +1,6 @@
 /* The Hopper instructions only rung 08's backward (08_backward/hopper_bwd.cu) uses, on
- * common/hopper.cuh's wrappers and macros: for its dQ, for dS^T into shared memory, for barriers
- * named at run time, and for dV and dK at d > 128. */
+ * common/hopper.cuh's wrappers and macros: for its dQ, for dS^T into shared memory, and for dV and
+ * dK at d > 128. */
 #ifndef HOPPER_BWD_CUH
 #define HOPPER_BWD_CUH
 
@@ -15,14 +15,6 @@ static __device__ __forceinline__ void bulk_reduce_add_f32(float *dst, const flo
     asm volatile("cp.reduce.async.bulk.global.shared::cta.bulk_group.add.f32 [%0], [%1], %2;"
                  :: "l"(dst), "r"(smem_addr(src)), "r"(n) : "memory");
 }
-
-/* hopper.cuh's bar_sync and bar_arrive with the barrier's id in a register, for an id that depends
- * on the warp (a consumer's own barrier): one instruction, where a branch on the id compiles to a
- * branch around predicated barriers. ptxas then reserves all 16 barriers. */
-template <int NT>
-static __device__ __forceinline__ void bar_sync_id(int id) { asm volatile("bar.sync %0, %1;" :: "r"(id), "n"(NT) : "memory"); }
-template <int NT>
-static __device__ __forceinline__ void bar_arrive_id(int id) { asm volatile("bar.arrive %0, %1;" :: "r"(id), "n"(NT) : "memory"); }
 
 /* Four 8 x 8 matrices of 16-bit elements from registers into shared memory: stmatrix, ldmatrix's
  * inverse (sm_90). Lanes 8i..8i+7 give the 16-byte-aligned addresses of matrix i's eight rows; r_i
