@@ -252,6 +252,21 @@ static __device__ __forceinline__ void ov_lag_tile(unsigned char *sm, uint64_t *
     }
 }
 
+/* Tiles 1 to n - 1 of the walk. At d = 96 it is called once for each consumer with cw a constant, so
+ * that each copy holds its descriptors and barrier ids as constants rather than values. */
+template <int D, typename T>
+static __device__ __forceinline__ void ov_lag_walk(unsigned char *sm, uint64_t *bar, const h_walk &w, const h_params &p,
+                                                   int cw, h_tile_at &at, float (&dk)[D / 2], float (&dv)[D / 2],
+                                                   float (&dq)[h_dq_part<D, h_cfg<D>::BR>::QN / 2],
+                                                   const uint32_t (&va)[D == 96 ? D / 16 : 1][4])
+{
+    int b3 = 1;                                           /* i % 3 */
+    for (int i = 1; i < w.ntiles; i++, h_next_tile<h_cfg<D>::BR>(at, w)) {
+        ov_lag_tile<D, T, false>(sm, bar, w, p, cw, i, at.q0, b3, dk, dv, dq, va);
+        b3 = b3 == 2 ? 0 : b3 + 1;
+    }
+}
+
 template <int D, typename T>
 static __device__ __forceinline__ void ov_consume_lag(unsigned char *sm, uint64_t *bar, const h_walk &w,
                                                       const h_params &p, int cw)
@@ -276,11 +291,10 @@ static __device__ __forceinline__ void ov_consume_lag(unsigned char *sm, uint64_
     h_tile_at at = h_first_tile(w, p);
     ov_lag_tile<D, T, true>(sm, bar, w, p, cw, 0, at.q0, 0, dk, dv, dq, va);
     h_next_tile<BR>(at, w);
-    int b3 = 1;                                           /* i % 3 */
-    for (int i = 1; i < w.ntiles; i++, h_next_tile<BR>(at, w)) {
-        ov_lag_tile<D, T, false>(sm, bar, w, p, cw, i, at.q0, b3, dk, dv, dq, va);
-        b3 = b3 == 2 ? 0 : b3 + 1;
-    }
+    if constexpr (D == 96) {                              /* a copy a consumer */
+        if (cw == 0) ov_lag_walk<D, T>(sm, bar, w, p, 0, at, dk, dv, dq, va);
+        else ov_lag_walk<D, T>(sm, bar, w, p, 1, at, dk, dv, dq, va);
+    } else ov_lag_walk<D, T>(sm, bar, w, p, cw, at, dk, dv, dq, va);
     wgmma_wait<0>();
     wgmma_fence_regs(dq);
     if (w.ntiles > 1) ov_dq_out_own<D, BR>(sdq, dq, wq, g, c, cw);   /* dQ(n - 2) */
