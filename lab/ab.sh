@@ -14,6 +14,8 @@
 #   AB_SWEEP   the shapes (default sweeps/decode.txt); REPS (default 3)
 #   AB_BIN     the rung's binary (default 06_split_kv; e.g. AB_BIN=07_fa3_wgmma_tma AB_RUNS="old:07c new:07c"
 #              AB_SWEEP=lab/fa3-first.txt)
+#   AB_ARGS    flags added to every run (e.g. "--dtype e4m3" for 07g)
+#   AB_PREBUILT=1  build nothing: build/bin/$AB_BIN and build/ab-t/build/bin/$AB_BIN were built here and carried
 # -> $OUT/ab.csv: the rung's CSV rows, each prefixed with "tree:variant,repetition", after '#' lines
 #    naming both commits; $OUT/ab-check.txt; a table of the mean of the medians, new over old, last.
 set -u
@@ -21,10 +23,12 @@ cd "$(dirname "$0")/.."
 OUT=${OUT:-build/out}; mkdir -p "$OUT" build/ab
 sweep=${AB_SWEEP:-sweeps/decode.txt}; runs=${AB_RUNS:-old:06 new:06c}; rb=${AB_BIN:-06_split_kv}
 export ATTN_COMMIT=${COMMIT:-unknown}
-make -j"$(nproc)" build/bin/$rb > build/ab/new.log 2>&1 || { tail -n 30 build/ab/new.log; exit 1; }   # the rung alone
-for t in $(printf '%s\n' $runs | cut -d: -f1 | sort -u | grep -vx new); do
-  make -C build/ab-$t -j"$(nproc)" build/bin/$rb > build/ab/$t.log 2>&1 || { tail -n 30 build/ab/$t.log; exit 1; }
-done
+if [ "${AB_PREBUILT:-0}" != 1 ]; then
+  make -j"$(nproc)" build/bin/$rb > build/ab/new.log 2>&1 || { tail -n 30 build/ab/new.log; exit 1; }   # the rung alone
+  for t in $(printf '%s\n' $runs | cut -d: -f1 | sort -u | grep -vx new); do
+    make -C build/ab-$t -j"$(nproc)" build/bin/$rb > build/ab/$t.log 2>&1 || { tail -n 30 build/ab/$t.log; exit 1; }
+  done
+fi
 bin() { case $1 in new) echo build/bin/$rb;; *) echo "build/ab-$1/build/bin/$rb";; esac; }
 commit() { case $1 in new) echo "$ATTN_COMMIT";; old) echo "${OLD_COMMIT:-unknown}";; *) echo "$1";; esac; }
 
@@ -32,7 +36,7 @@ awk '!/^#/ && NF >= 7 && $1 * $5 <= 131072' "$sweep" > build/ab/check-sweep.txt
 for r in $runs; do
   t=${r%%:*} v=${r#*:}
   for cases in tests/gpu_cases.txt build/ab/check-sweep.txt; do
-    ATTN_COMMIT=$(commit $t) "$(bin $t)" --variant $v --sweep $cases --no-time --quiet --csv build/ab/c.csv > /dev/null 2>> "$OUT/ab.err"
+    ATTN_COMMIT=$(commit $t) "$(bin $t)" --variant $v ${AB_ARGS:-} --sweep $cases --no-time --quiet --csv build/ab/c.csv > /dev/null 2>> "$OUT/ab.err"
   done
   echo "check $r: ok=$(grep -c ',ok,' build/ab/c.csv) fail=$(grep -c ',FAIL' build/ab/c.csv)" | tee -a "$OUT/ab-check.txt"
   rm -f build/ab/c.csv
@@ -44,7 +48,7 @@ out=$OUT/ab.csv
 for rep in $(seq "${REPS:-3}"); do
   for r in $runs; do
     t=${r%%:*} v=${r#*:}
-    ATTN_COMMIT=$(commit $t) "$(bin $t)" --variant $v --sweep "$sweep" --csv build/ab/t.csv --quiet --no-check \
+    ATTN_COMMIT=$(commit $t) "$(bin $t)" --variant $v ${AB_ARGS:-} --sweep "$sweep" --csv build/ab/t.csv --quiet --no-check \
         > /dev/null 2>> "$OUT/ab.err"
     [ "$rep$r" = "1${runs%% *}" ] && grep '^#' build/ab/t.csv >> "$out"     # the device, once
     grep -v '^#' build/ab/t.csv | grep -v '^rung' | sed "s/^/$r,$rep,/" >> "$out"
