@@ -49,6 +49,15 @@ int inputs_nonfinite(const attn_shape *s, const uint16_t *q, const uint16_t *k, 
     return 0;
 }
 
+int inputs_infinite(const attn_shape *s, const uint16_t *q, const uint16_t *k, const uint16_t *v)
+{
+    const size_t nq = attn_q_elems(s), nkv = attn_kv_elems(s);
+    for (size_t e = 0; e < nq; e++) if (isinf(elem_to_f32(s->dtype, q[e]))) return 1;
+    for (size_t e = 0; e < nkv; e++)
+        if (isinf(elem_to_f32(s->dtype, k[e])) || isinf(elem_to_f32(s->dtype, v[e]))) return 1;
+    return 0;
+}
+
 /* Pass 1: every element written and finite, empty rows exactly empty. With non-finite inputs (nf)
  * the rows that see a key are left to pass 2, which knows where the reference is not a number. */
 static void scan_written(const attn_shape *s, const uint16_t *o, const float *lse, int nf, check_result *r)

@@ -147,6 +147,9 @@ void check_output(const attn_shape *s, const uint16_t *q, const uint16_t *k, con
 /* Whether Q, K or V hold a NaN or an infinity: the checks then ask for NaN or Inf in exactly the
  * elements where the float64 reference has them, on every row (check.c). */
 int inputs_nonfinite(const attn_shape *s, const uint16_t *q, const uint16_t *k, const uint16_t *v);
+/* Whether Q, K or V hold an infinity (a NaN alone does not count): float8 e4m3 has none, so an FP8
+ * step refuses such inputs (run_shape.c). */
+int inputs_infinite(const attn_shape *s, const uint16_t *q, const uint16_t *k, const uint16_t *v);
 
 /* ---------------------------------------------------------------- check_bwd.c */
 

@@ -37,7 +37,9 @@ typedef struct ladder_shape {
  * ladder_backward sizes it with this; one that passes NULL lets the library keep one per device. */
 int ladder_workspace(const ladder_shape *s, const char *variant, size_t *bytes, char *why, size_t n);
 
-/* O and LSE from Q, K, V, by variant (NULL: the rung's own, the last of its --list) on stream.
+/* O and LSE from Q, K, V, by variant (NULL: the rung's own, the last of its --list) on stream. With
+ * LADDER_E4M3, Q, K and V must hold no infinity (float8 e4m3 has none; the driver refuses such
+ * inputs, but this call reads no input on the host and does not check).
  * workspace: NULL (the library's own, grown as needed and ordered between streams by an event), or
  * workspace_bytes >= ladder_workspace's bytes of device memory the caller owns, 256-byte aligned. */
 int ladder_forward(const ladder_shape *s, const void *q, const void *k, const void *v, void *o, float *lse,

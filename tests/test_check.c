@@ -259,6 +259,18 @@ static long count_nonfinite(attn_dtype t, const uint16_t *x, size_t n, int want_
     return c;
 }
 
+/* inputs_infinite, what an FP8 step is refused on: an infinity anywhere in Q, K or V; a NaN alone is not one. */
+static void check_infinite(void)
+{
+    bufs x = make(shape(2, 4, 2, 6, 9, 16, 0, ATTN_F16), 3);
+    EXPECT(inputs_infinite(&x.s, x.q, x.k, x.v) == 0 && inputs_nonfinite(&x.s, x.q, x.k, x.v) == 0);
+    x.k[5] = f32_to_elem(ATTN_F16, NAN);
+    EXPECT(inputs_infinite(&x.s, x.q, x.k, x.v) == 0 && inputs_nonfinite(&x.s, x.q, x.k, x.v) == 1);
+    x.v[x.nkv - 1] = f32_to_elem(ATTN_F16, -INFINITY);
+    EXPECT(inputs_infinite(&x.s, x.q, x.k, x.v) == 1);
+    release(&x);
+}
+
 /* --inputs nonfinite-q|k|v: one NaN and one Inf in the tensor named, none elsewhere; the check asks
  * for NaN or Inf exactly where the reference has them, compares every row whatever the budget, and
  * fails a lost NaN, a stray NaN and a finite LSE where the reference's is NaN. */
@@ -272,6 +284,7 @@ static void check_nonfinite(void)
             EXPECT_MSG(count_nonfinite(ATTN_F16, t, nt, 1) == 1 && count_nonfinite(ATTN_F16, t, nt, 0) == 1,
                        "mode %d: %ld NaN, %ld Inf", mode, count_nonfinite(ATTN_F16, t, nt, 1), count_nonfinite(ATTN_F16, t, nt, 0));
             EXPECT(inputs_nonfinite(&x.s, x.q, x.k, x.v) == 1);
+            EXPECT(inputs_infinite(&x.s, x.q, x.k, x.v) == 1);   /* every mode plants an infinity */
             long nan_o = 0, fin_o = 0, nan_lse = 0;
             for (size_t e = 0; e < x.nq; e++) isfinite(f16_to_f32(x.o[e])) ? fin_o++ : nan_o++;
             for (size_t e = 0; e < x.rows; e++) nan_lse += !isfinite(x.lse[e]);
@@ -320,5 +333,6 @@ const test_case TESTS_check[] = {
     {"check: a sample never claims more rows than it compared (decode shape, tight budget)", check_sample_claims},
     {"check: bf16 uses its 1e-2 tolerance", check_bf16_tolerance},
     {"check: nonfinite-q|k|v inputs: NaN/Inf exactly where the reference has them, every row", check_nonfinite},
+    {"check: inputs_infinite finds an infinity, not a NaN alone (an FP8 step's refusal)", check_infinite},
     {NULL, NULL},
 };
