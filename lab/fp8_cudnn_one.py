@@ -1,6 +1,7 @@
 """One call of cuDNN's FP8 attention (tools/peers.py's cudnn-fp8 graph, the same inputs) between
 cudaProfilerStart and cudaProfilerStop, for Nsight Compute (ncu --profile-from-start off):
-lab/fp8_source.sh runs it beside 07g (issue 38: what cuDNN's FP8 kernel does that 07g does not).
+FWD_DTYPE=e4m3 lab/fwd_source.sh runs it beside 07g (issue 38: what cuDNN's FP8 kernel does that
+07g does not).
 
     python3 lab/fp8_cudnn_one.py B Hq Hkv N M d causal
 

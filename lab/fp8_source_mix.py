@@ -1,4 +1,4 @@
-"""The instruction mix of a kernel from Nsight Compute's SASS source page (lab/fp8_source.sh's
+"""The instruction mix of a kernel from Nsight Compute's SASS source page (lab/fwd_source.sh's
 *-source.csv.gz): per opcode, the instructions executed and the share of the warp-stall samples.
 
     python3 lab/fp8_source_mix.py FILE.csv.gz [...]"""
