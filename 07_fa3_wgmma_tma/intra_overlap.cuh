@@ -15,12 +15,11 @@
  * operands) to the top of its basic block, above the softmax; a warp vote on the bits of both rows' l
  * (the last exponentials') and a branch to a trap end the block there. l is never the bits 0xffffffff
  * (a NaN l is 0x7fffffff), which ptxas cannot know. tests/sass_overlap.sh checks it. */
-template <class T, bool PIN, class X>
-static __device__ __forceinline__ void f3_wait_pv(const f3_rows<T> &r, const X &x)
+template <class T, bool PIN>
+static __device__ __forceinline__ void f3_wait_pv(const f3_rows<T> &r)
 {
     if constexpr (PIN)
         if (__any_sync(0xffffffffu, (__float_as_uint(r.l[0]) & __float_as_uint(r.l[1])) == 0xffffffffu)) __trap();
-    x.pass();                                     /* 07f: after the exponentials, held there by the pin */
     wgmma_wait<0>();
 }
 
@@ -47,7 +46,6 @@ struct f3_loop_ov {
         f3_release<T>(c.ring.empty_k, i);
         if (c.n == 1) f3_q_done(c);
         bool scale = f3_softmax<T, K, X>(r, s, 0, c.row0, c.m0, p, alpha, x);   /* O is still zero */
-        if constexpr (X::TURN) f3_wait_pv<T, PIN>(r, x);   /* nothing in flight: the pin and the pass */
         T::pack(s, pa);
         for (int j = 1; j < c.n; j++) {
             i = c.it0 + j;
@@ -69,7 +67,7 @@ struct f3_loop_ov {
             f3_release<T>(c.ring.empty_k, i);
             if (j == c.n - 1) f3_q_done(c);
             scale = f3_softmax<T, K, X>(r, s, j * T::BC, c.row0, c.m0, p, alpha, x);
-            f3_wait_pv<T, PIN>(r, x);
+            f3_wait_pv<T, PIN>(r);
             wgmma_fence_regs(r.o);
             f3_release<T>(c.ring.empty_v, i - 1);
             T::pack(s, pa);

@@ -20,17 +20,18 @@ struct f3_lazy {
 };
 /* The turn on the exponentials, 07d's loop's policy X (with three consumers it was slower). ptxas
  * moves register arithmetic across bar.sync and bar.arrive, so data holds the order: the
- * exponentials' scale is multiplied by a 1.0f loaded from shared memory after the wait (one, the
- * last 8 bytes of the barriers' space), and the turn passes after 07d's pin (f3_wait_pv). */
+ * exponentials' scale is multiplied by a 1.0f loaded from shared memory after the wait, and their
+ * sum is stored before the arrive (one[0], one[2]: the last 16 bytes of the barriers' space). */
 template <class T>
 struct f3_exp_turn {
     static constexpr bool TURN = T::CW == 2 && T::DK <= 128;
     int cw;
     float *one;
-    template <class C> static __device__ __forceinline__ f3_exp_turn of(const C &c) { return {c.cw, (float *)(c.sm.bar() + 31) + c.cw}; }
+    template <class C> static __device__ __forceinline__ f3_exp_turn of(const C &c) { return {c.cw, (float *)(c.sm.bar() + 30) + c.cw}; }
     template <class C> static __device__ __forceinline__ void init(const C &c) { if (threadIdx.x % 128 == 0) *of(c).one = 1.0f; }
     __device__ __forceinline__ float wait() const { if (TURN) pp_wait_turn<T::CW>(cw); return TURN ? *one : 1.0f; }
-    __device__ __forceinline__ void pass() const { if (TURN) pp_pass_turn<T::CW>(cw); }
+    __device__ __forceinline__ void pass(float l) const
+    { if (TURN) { if (threadIdx.x % 128 == 0) one[2] = l; pp_pass_turn<T::CW>(cw); } }
 };
 
 #endif

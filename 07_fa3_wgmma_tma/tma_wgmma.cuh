@@ -180,7 +180,7 @@ struct f3_exp_free {
     static constexpr bool TURN = false;
     template <class C> static __device__ __forceinline__ f3_exp_free of(const C &) { return {}; }
     __device__ __forceinline__ float wait() const { return 1.0f; }   /* before the exponentials */
-    __device__ __forceinline__ void pass() const {}
+    __device__ __forceinline__ void pass(float) const {}             /* after them, given their sum */
 };
 /* The softmax of a K/V tile on S's accumulators: the masks (keys past M, the causal corner), then
  * the online softmax in log2 units as in rung 05; S becomes P. Returns whether O must be multiplied
@@ -232,6 +232,7 @@ static __device__ __forceinline__ bool f3_softmax(f3_rows<T> &r, float (&s)[T::B
         sum *= f.ir;
         r.l[hi] = keep ? r.l[hi] + sum : r.l[hi] * alpha[hi] + sum;
     }
+    x.pass(r.l[0] + r.l[1]);
     return !keep;
 }
 
