@@ -17,7 +17,7 @@ static f3_kernel_fn f3_kernel_of(int var)
     case F3_07C: return fa3_ws_kernel<T, f3_loop_pp<T>, f3_grid<T> >;
     case F3_07D: return fa3_ws_kernel<T, f3_loop_ov<T, f3_rescale_always>, f3_grid<T> >;
     case F3_07E: return fa3_ws_kernel<T, f3_loop_ov<T, f3_rescale_always>, f3_persistent<T> >;
-    default:     return fa3_ws_kernel<T, f3_loop_ov<T, f3_lazy>, f3_persistent<T> >;
+    default:     return fa3_ws_kernel<T, f3_loop_ov<T, f3_lazy, f3_exp_turn<T> >, f3_persistent<T> >;
     }
 }
 
@@ -156,8 +156,8 @@ static const rung rung_07e = {
     f3_unsupported, f3_workspace_07e, f3_run_step<F3_07E>, f3_describe, NULL,
 };
 static const rung rung_07f = {
-    "07f", "fa3: lazy rescale", "07e + O is rescaled only when a row's max has grown by more than 2^8 since the "
-    "max its exponentials use (FlashAttention-4): the decision per warp, so it does not diverge",
+    "07f", "fa3: the softmax's schedule", "07e + O rescaled only when a row's max has grown by more than 2^8 "
+    "(FlashAttention-4's lazy rescale); with two consumers, the turn around the exponentials (cuDNN's order)",
     f3_unsupported, f3_workspace_07e, f3_run_step<F3_07F>, f3_describe, NULL,
 };
 

@@ -215,7 +215,7 @@ static const char *f8_quantize(const attn_args *a, cudaStream_t st, const f8_ws_
 template <class T>
 static void f8_fill(f3_variant *v)
 {
-    *v = (f3_variant){fa3_ws_kernel<T, f3_loop_ov<T, f3_lazy>, f3_persistent<T> >, T::smem, T::BR, T::BC,
+    *v = (f3_variant){fa3_ws_kernel<T, f3_loop_ov<T, f3_lazy, f3_exp_turn<T> >, f3_persistent<T> >, T::smem, T::BR, T::BC,
                       128 * (T::CW + 1), T::DK, 1};
 }
 

@@ -42,7 +42,7 @@ static __device__ __forceinline__ void pp_section(f3_rows<T> &r, float (&s)[T::B
 /* 07c's loop: a product section per K/V tile, the softmax of the tile between two sections. */
 template <class T>
 struct f3_loop_pp {
-    static __device__ __forceinline__ void enter(int) {}
+    static __device__ __forceinline__ void enter(const f3_cons<T> &) {}
     static __device__ __forceinline__ void leave(int) {}
     static __device__ __forceinline__ void run(f3_rows<T> &r, const f3_cons<T> &c, const f3_params &p)
     {

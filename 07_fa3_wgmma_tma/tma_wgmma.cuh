@@ -175,12 +175,19 @@ struct f3_rescale_always {
     static __device__ __forceinline__ bool keep(const float (&)[2], const float (&)[2]) { return false; }
 };
 
+/* Around a tile's exponentials a consumer does nothing (07f's f3_exp_turn takes a turn there). */
+struct f3_exp_free {
+    static constexpr bool TURN = false;
+    template <class C> static __device__ __forceinline__ f3_exp_free of(const C &) { return {}; }
+    __device__ __forceinline__ float wait() const { return 1.0f; }   /* before the exponentials */
+    __device__ __forceinline__ void pass(float) const {}             /* after them, given their sum */
+};
 /* The softmax of a K/V tile on S's accumulators: the masks (keys past M, the causal corner), then
  * the online softmax in log2 units as in rung 05; S becomes P. Returns whether O must be multiplied
  * by alpha (the caller does it, once no product adds into O). A row that saw no key keeps -inf. */
-template <class T, class K = f3_rescale_always>
+template <class T, class K = f3_rescale_always, class X = f3_exp_free>
 static __device__ __forceinline__ bool f3_softmax(f3_rows<T> &r, float (&s)[T::BC / 2], int key0, int row0, int m0,
-                                                  const f3_params &p, float (&alpha)[2])
+                                                  const f3_params &p, float (&alpha)[2], const X &x = X())
 {
     constexpr int BC = T::BC, SN = BC / 2;
     const int c = threadIdx.x % 4;
@@ -205,6 +212,7 @@ static __device__ __forceinline__ bool f3_softmax(f3_rows<T> &r, float (&s)[T::B
         m_new[hi] = fmaxf(r.m[hi], mx * f.sl2);
     }
     const bool keep = K::keep(r.m, m_new);
+    const float sl2 = f.sl2 * x.wait();
 #pragma unroll
     for (int hi = 0; hi < 2; hi++) {
         if (!keep) {
@@ -217,13 +225,14 @@ static __device__ __forceinline__ bool f3_softmax(f3_rows<T> &r, float (&s)[T::B
         for (int i = 0; i < SN; i += 4)
 #pragma unroll
             for (int e = 0; e < 2; e++) {
-                const float pe = online_p(s[i + 2 * hi + e], f.sl2, m_use);
+                const float pe = online_p(s[i + 2 * hi + e], sl2, m_use);
                 s[i + 2 * hi + e] = pe;
                 sum += pe;
             }
         sum *= f.ir;
         r.l[hi] = keep ? r.l[hi] + sum : r.l[hi] * alpha[hi] + sum;
     }
+    x.pass(r.l[0] + r.l[1]);
     return !keep;
 }
 
@@ -251,8 +260,7 @@ static __device__ __forceinline__ void f3_product_pv(f3_rows<T> &r, const uint32
 
 /* A row's LSE (natural log) from its m (log2 units, scale included) and l; -inf where it saw no key
  * (l = 0), NaN where a NaN reached it (l NaN, m maybe -inf: fmaxf skips NaN scores). Hence l - inf,
- * not -inf, where m = -inf; written as a default and an if, not ?:, so that the compiler keeps the
- * old kernels' machine code but for that one instruction (NOTES.md: what the other forms cost). */
+ * not -inf, where m = -inf; a default and an if, not ?:, for the machine code (NOTES.md). */
 static __device__ __forceinline__ float f3_lse(float m, float l)
 {
     float lse = l - INFINITY;

@@ -19,20 +19,13 @@ typedef struct f3_work { int m0, bh, kvp, n; } f3_work;
 template <class T>
 static __device__ __forceinline__ f3_work f3_work_of(const f3_params &p, int mb, int bh)
 {
-    const int b = bh / p.Hq, h = bh % p.Hq;
-    f3_work w;
-    w.m0 = mb * T::BR;
-    w.bh = bh;
-    w.kvp = b * p.Hkv + h / (p.Hq / p.Hkv);                              /* K/V plane */
-    w.n = f3_tiles(p, w.m0, T::BR, T::BC);
-    return w;
+    const int b = bh / p.Hq, h = bh % p.Hq, m0 = mb * T::BR;
+    return {m0, bh, b * p.Hkv + h / (p.Hq / p.Hkv), f3_tiles(p, m0, T::BR, T::BC)};   /* kvp: the K/V plane */
 }
 /* The slot in which the producer tells the consumers their next work tile, after the barriers. */
 template <class T>
 static __device__ __forceinline__ int *f3_slot(const f3_smem<T> &sm)
-{
-    return reinterpret_cast<int *>(sm.bar() + F3_RING + 4 * T::STAGES);
-}
+{ return reinterpret_cast<int *>(sm.bar() + F3_RING + 4 * T::STAGES); }
 /* The K and V rings. Both sides count the K/V tiles the block has gone through, over all its work
  * tiles: tile i is in stage i % STAGES, there once that stage's full barrier completes phase
  * (i / STAGES) & 1. */
@@ -48,9 +41,7 @@ static __device__ __forceinline__ void f3_wait(uint64_t *full, uint32_t i) { mba
 /* A consumer warpgroup hands tile i's stage back once its wgmmas on it are waited for. */
 template <class T>
 static __device__ __forceinline__ void f3_release(uint64_t *empty, uint32_t i)
-{
-    if (threadIdx.x % 128 == 0) mbar_arrive(&empty[i % T::STAGES]);
-}
+{ if (threadIdx.x % 128 == 0) mbar_arrive(&empty[i % T::STAGES]); }
 /* What a consumer warpgroup's loop knows of its work tile: q, its 64 rows of Q; it0, the K/V tiles
  * the block went through before this work tile. */
 template <class T>
@@ -72,7 +63,7 @@ static __device__ __forceinline__ void f3_q_done(const f3_cons<T> &c) { if (thre
  * after P V. */
 template <class T>
 struct f3_loop_ws {
-    static __device__ __forceinline__ void enter(int) {}
+    static __device__ __forceinline__ void enter(const f3_cons<T> &) {}
     static __device__ __forceinline__ void leave(int) {}
     static __device__ __forceinline__ void run(f3_rows<T> &r, const f3_cons<T> &c, const f3_params &p)
     {
@@ -106,9 +97,7 @@ struct f3_grid {
     static __device__ __forceinline__ void tile_end(const f3_smem<T> &, const CUtensorMap *, pending &, int, const f3_work &, uint32_t) {}
     static __device__ __forceinline__ void finish(const f3_smem<T> &, const CUtensorMap *, pending &, const f3_params &, bool) {}
     static __device__ __forceinline__ void epilogue(const f3_rows<T> &r, const f3_cons<T> &c, const f3_params &p, int)
-    {
-        f3_store<T>(r, c.row0, c.bh, p);
-    }
+    { f3_store<T>(r, c.row0, c.bh, p); }
 };
 
 /* The producer (one warp; its first lane issues the copies) walks the work tiles S hands out. It
@@ -170,7 +159,7 @@ static __device__ __forceinline__ void f3_consume(const f3_smem<T> &sm, const f3
     uint64_t *bar = sm.bar();
     const int w = (threadIdx.x / 32) % 4, g = (threadIdx.x % 32) / 4;
     f3_cons<T> c = {sm, f3_ring<T>(bar), smem_addr(sm.q()) + cw * 64 * T::ROWB, 0, 0, 0, 0, cw, 0};
-    L::enter(cw);
+    L::enter(c);
     for (int k = 0;; k++) {
         mbar_wait(&bar[F3_SFULL], k & 1);
         const int mb = f3_slot(sm)[0], bh = f3_slot(sm)[1];

@@ -1,5 +1,5 @@
 /* Thin wrappers over the Hopper (sm_90a) PTX instructions rungs 07 and 08 are built from, each once
- * (hopper_fp8.cuh adds wgmma's 8-bit form, hopper_bwd.cuh the two only rung 08 uses). wgmma: a
+ * (hopper_fp8.cuh adds wgmma's 8-bit form, hopper_bwd.cuh those only rung 08 uses). wgmma: a
  * warpgroup of 4 warps multiplies 64 x N x 16 asynchronously, B -- and A, or A from registers --
  * read from shared memory through 64-bit descriptors.
  *
@@ -77,12 +77,10 @@ static __device__ __forceinline__ void bulk_wait(void) { asm volatile("cp.async.
 
 /* ---- named barriers ------------------------------------------------------------------------- */
 /* Barrier ID (1..15; 0 is __syncthreads) over NT threads: bar_sync waits until NT threads have
- * arrived (itself included); bar_arrive counts itself and goes on. The ids and counts are
+ * arrived (itself included); bar_arrive_id counts itself and goes on. The ids and counts are
  * immediates, so the compiler reserves only the barriers used. */
 template <int ID, int NT>
 static __device__ __forceinline__ void bar_sync(void) { asm volatile("bar.sync %0, %1;" :: "n"(ID), "n"(NT) : "memory"); }
-template <int ID, int NT>
-static __device__ __forceinline__ void bar_arrive(void) { asm volatile("bar.arrive %0, %1;" :: "n"(ID), "n"(NT) : "memory"); }
 /* The id in a register (one per warp): one instruction, where a branch on it makes two barriers */
 template <int NT>
 static __device__ __forceinline__ void bar_sync_id(int id) { asm volatile("bar.sync %0, %1;" :: "r"(id), "n"(NT) : "memory"); }
@@ -93,20 +91,8 @@ static __device__ __forceinline__ void bar_arrive_id(int id) { asm volatile("bar
 static __device__ __forceinline__ void fence_proxy_async(void) { asm volatile("fence.proxy.async.shared::cta;" ::: "memory"); }
 
 /* ---- wgmma ------------------------------------------------------------------------------------ */
-/* The descriptor of a swizzled tile at smem address addr (see the top of this file); swizzle: the
- * mode field, 128B, or 64B (rows of 64 bytes, 8-row atoms of 512: 07g's Q and K at d <= 64). */
-enum { WGMMA_SWIZZLE_128B = 1, WGMMA_SWIZZLE_64B = 2 };
-static __device__ __forceinline__ uint64_t wgmma_desc_sw(uint32_t addr, uint32_t leading, uint32_t stride, int swizzle)
-{
-    return (uint64_t)((addr & 0x3FFFF) >> 4) | (uint64_t)((leading & 0x3FFFF) >> 4) << 16 |
-           (uint64_t)((stride & 0x3FFFF) >> 4) << 32 | (uint64_t)swizzle << 62;
-}
-/* The descriptor of a 128B-swizzled tile, the 16-bit steps' only kind. */
-static __device__ __forceinline__ uint64_t wgmma_desc(uint32_t addr, uint32_t leading, uint32_t stride)
-{
-    return wgmma_desc_sw(addr, leading, stride, WGMMA_SWIZZLE_128B);
-}
-/* A wgmma descriptor kept as its two 32-bit words: lo the start address and the leading offset, hi
+/* The descriptor of a 128B-swizzled tile at smem address addr (see the top of this file), kept as
+ * its two 32-bit words: lo the start address and the leading offset, hi
  * the stride and the swizzle. A product's k steps move through a tile by constant byte offsets, and
  * with the words apart each step is one 32-bit add to lo (the 14-bit start field holds any shared
  * memory address, so the add never carries into the leading offset). Rebuilt from the address at
@@ -114,8 +100,7 @@ static __device__ __forceinline__ uint64_t wgmma_desc(uint32_t addr, uint32_t le
 typedef struct wgmma_dsc { uint32_t lo, hi; } wgmma_dsc;
 static __device__ __forceinline__ wgmma_dsc wgmma_dsc_of(uint32_t addr, uint32_t leading, uint32_t stride)
 {
-    const uint64_t d = wgmma_desc(addr, leading, stride);
-    return wgmma_dsc{(uint32_t)d, (uint32_t)(d >> 32)};
+    return wgmma_dsc{((addr & 0x3FFFF) >> 4) | ((leading & 0x3FFFF) >> 4) << 16, ((stride & 0x3FFFF) >> 4) | 1u << 30};
 }
 /* The descriptor of the tile `bytes` (a multiple of 16) past d's start. */
 static __device__ __forceinline__ uint64_t wgmma_dsc_at(wgmma_dsc d, uint32_t bytes)

@@ -6,6 +6,10 @@
 
 #include "hopper.cuh"
 
+/* A named barrier's arrival with an immediate id (hopper.cuh's bar_sync is its wait). */
+template <int ID, int NT>
+static __device__ __forceinline__ void bar_arrive(void) { asm volatile("bar.arrive %0, %1;" :: "n"(ID), "n"(NT) : "memory"); }
+
 /* n bytes of float32 at src (shared memory) added element by element into dst (global memory),
  * in L2: the bulk reduce-add copy, grouped and waited for as hopper.cuh's TMA stores. Both
  * addresses 16-byte aligned, n a multiple of 16. Rung 08's Hopper backward adds each query tile's

@@ -5,6 +5,15 @@
 
 #include "hopper.cuh"
 
+/* The descriptor of a swizzled tile at smem address addr (hopper.cuh's top); swizzle: the mode
+ * field, 128B, or 64B (rows of 64 bytes, 8-row atoms of 512: 07g's Q and K at d <= 64). */
+enum { WGMMA_SWIZZLE_128B = 1, WGMMA_SWIZZLE_64B = 2 };
+static __device__ __forceinline__ uint64_t wgmma_desc_sw(uint32_t addr, uint32_t leading, uint32_t stride, int swizzle)
+{
+    return (uint64_t)((addr & 0x3FFFF) >> 4) | (uint64_t)((leading & 0x3FFFF) >> 4) << 16 |
+           (uint64_t)((stride & 0x3FFFF) >> 4) << 32 | (uint64_t)swizzle << 62;
+}
+
 /* The 8-bit forms take no transpose bits (both operands K-major, always). */
 #define WGMMA_SS8_ASM(G, NS, TY) WGMMA_SS_GEN(G, NS, TY, "k32", "")
 #define WGMMA_RS8_ASM(G, NS, TY) WGMMA_RS_GEN(G, NS, TY, "k32", "")

@@ -10,7 +10,7 @@
 #                                    the peers' backward pass, where every other sweep runs the
 #                                    forward rungs: a binary's --pass says which it is)
 #   RUNGS="05 06 peers floor"        re-measure only these rungs (a variant id such as 05c: that variant
-#                                    alone; peers: the PyTorch rows; floor: the
+#                                    alone; peers: the peers' rows (PyTorch, FA4, cuDNN's FP8); floor: the
 #                                    decode sweep's floor-read rows, one kernel that only reads K
 #                                    and V, timed like a rung; ceilings: the two ceilings); their
 #                                    old rows are replaced and the other rows (and ceilings) kept,
@@ -62,7 +62,7 @@ export ATTN_DRIVER=${ATTN_DRIVER:-$(nvidia-smi --query-gpu=driver_version --form
 mkdir -p build/ladder results
 # RUNGS as a pattern on CSV lines: the rows being re-measured
 pat=""
-[ -n "${RUNGS:-}" ] && pat=$(printf '%s\n' $RUNGS | sed 's/^peers$/(torch-[a-z]*|fa4)/; s/^floor$/floor-read/; s/^ceilings$/ceiling-[a-z]*/; s/^/^/; s/$/[a-z-]*,/' | paste -sd'|')
+[ -n "${RUNGS:-}" ] && pat=$(printf '%s\n' $RUNGS | sed 's/^peers$/(torch-[a-z]*|fa4|cudnn-fp8)/; s/^floor$/floor-read/; s/^ceilings$/ceiling-[a-z]*/; s/^/^/; s/$/[a-z-]*,/' | paste -sd'|')
 # about how long, from the rows of the last results of these sweeps (this GPU's, else another's)
 mmss() { printf '%d:%02d' $(($1 / 60)) $(($1 % 60)); }
 from=()
