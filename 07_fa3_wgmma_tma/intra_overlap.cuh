@@ -33,7 +33,7 @@ struct f3_loop_ov {
      * passed to it is waited for, so that every arrival is matched. */
     static __device__ __forceinline__ void enter(const f3_cons<T> &c)
     { if (TURNS && c.cw == T::CW - 1) pp_pass_turn<T::CW>(c.cw); if constexpr (X::TURN) X::init(c); }
-    static __device__ __forceinline__ void leave(int cw) { if (TURNS && cw == 0) pp_wait_turn<T::CW>(cw); }
+    static __device__ __forceinline__ void leave(int cw) { if (TURNS && cw == 0) pp_wait_turn(cw); }
     static __device__ __forceinline__ void run(f3_rows<T> &r, const f3_cons<T> &c, const f3_params &p)
     {
         float s[T::BC / 2], alpha[2];
@@ -51,7 +51,7 @@ struct f3_loop_ov {
             i = c.it0 + j;
             f3_wait<T>(c.ring.full_k, i);
             T::tile_begin(r, c, p, j);
-            if (ISSUE) pp_wait_turn<T::CW>(c.cw);
+            if (ISSUE) pp_wait_turn(c.cw);
             wgmma_fence();
             T::issue_s(s, c.q, f3_k_addr(c, i));
             wgmma_commit();

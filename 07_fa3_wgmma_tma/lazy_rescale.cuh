@@ -29,7 +29,7 @@ struct f3_exp_turn {
     float *one;
     template <class C> static __device__ __forceinline__ f3_exp_turn of(const C &c) { return {c.cw, (float *)(c.sm.bar() + 30) + c.cw}; }
     template <class C> static __device__ __forceinline__ void init(const C &c) { if (threadIdx.x % 128 == 0) *of(c).one = 1.0f; }
-    __device__ __forceinline__ float wait() const { if (TURN) pp_wait_turn<T::CW>(cw); return TURN ? *one : 1.0f; }
+    __device__ __forceinline__ float wait() const { if (TURN) pp_wait_turn(cw); return TURN ? *one : 1.0f; }
     __device__ __forceinline__ void pass(float l) const
     { if (TURN) { if (threadIdx.x % 128 == 0) one[2] = l; pp_pass_turn<T::CW>(cw); } }
 };

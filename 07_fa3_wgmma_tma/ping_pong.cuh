@@ -14,7 +14,6 @@
 /* Consumer cw waits for its turn on its own barrier, 1 + cw, and passes it on by arriving on the next
  * one's. With three consumers the turn goes round: a consumer cannot arrive twice on a barrier
  * before its owner has waited on it, since its own next turn comes only after the owner's. */
-template <int CW>
 static __device__ __forceinline__ void pp_wait_turn(int cw) { bar_sync_id<256>(1 + cw); }
 template <int CW>
 static __device__ __forceinline__ void pp_pass_turn(int cw) { bar_arrive_id<256>(cw == CW - 1 ? 1 : cw + 2); }
@@ -26,7 +25,7 @@ static __device__ __forceinline__ void pp_section(f3_rows<T> &r, float (&s)[T::B
 {
     if (S) f3_wait<T>(c.ring.full_k, i);
     if (PV) f3_wait<T>(c.ring.full_v, i - 1);
-    pp_wait_turn<T::CW>(c.cw);
+    pp_wait_turn(c.cw);
     wgmma_fence_regs(r.o);
     wgmma_fence();
     if constexpr (PV) T::issue_pv(r.o, pa, f3_v_addr(c, i - 1));
