@@ -40,22 +40,27 @@ static void fail(check_result *r, const char *fmt, int b, int h, int i, int c)
     snprintf(r->why, sizeof r->why, fmt, b, h, i, c);
 }
 
-int inputs_nonfinite(const attn_shape *s, const uint16_t *q, const uint16_t *k, const uint16_t *v)
+/* Whether any element of Q, K or V is not finite (inf_only: is an infinity) */
+static int inputs_scan(const attn_shape *s, const uint16_t *q, const uint16_t *k, const uint16_t *v, int inf_only)
 {
     const size_t nq = attn_q_elems(s), nkv = attn_kv_elems(s);
-    for (size_t e = 0; e < nq; e++) if (!isfinite(elem_to_f32(s->dtype, q[e]))) return 1;
-    for (size_t e = 0; e < nkv; e++)
-        if (!isfinite(elem_to_f32(s->dtype, k[e])) || !isfinite(elem_to_f32(s->dtype, v[e]))) return 1;
+    const uint16_t *t[3] = {q, k, v};
+    for (int x = 0; x < 3; x++)
+        for (size_t e = 0, n = x ? nkv : nq; e < n; e++) {
+            const float f = elem_to_f32(s->dtype, t[x][e]);
+            if (inf_only ? isinf(f) : !isfinite(f)) return 1;
+        }
     return 0;
+}
+
+int inputs_nonfinite(const attn_shape *s, const uint16_t *q, const uint16_t *k, const uint16_t *v)
+{
+    return inputs_scan(s, q, k, v, 0);
 }
 
 int inputs_infinite(const attn_shape *s, const uint16_t *q, const uint16_t *k, const uint16_t *v)
 {
-    const size_t nq = attn_q_elems(s), nkv = attn_kv_elems(s);
-    for (size_t e = 0; e < nq; e++) if (isinf(elem_to_f32(s->dtype, q[e]))) return 1;
-    for (size_t e = 0; e < nkv; e++)
-        if (isinf(elem_to_f32(s->dtype, k[e])) || isinf(elem_to_f32(s->dtype, v[e]))) return 1;
-    return 0;
+    return inputs_scan(s, q, k, v, 1);
 }
 
 /* Pass 1: every element written and finite, empty rows exactly empty. With non-finite inputs (nf)
