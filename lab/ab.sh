@@ -55,10 +55,14 @@ for rep in $(seq "${REPS:-3}"); do
     rm -f build/ab/t.csv
   done
 done
-# mean of the medians (us) per shape and run; the last column: each run over the first run
-awk -F, -v RUNS="$runs" '!/^#/ && $12 == "ok" { k = $4 "x" $8; s[k, $1] += $13 * 1000; n[k, $1]++; if (!(k in seen)) { seen[k] = 1; order[++m] = k } }
-  END { nr = split(RUNS, r, " "); printf "%-12s", "B x M"; for (i = 1; i <= nr; i++) printf " %12s", r[i]; printf "   ratio to %s\n", r[1]
-        for (j = 1; j <= m; j++) { k = order[j]; printf "%-12s", k
+# mean of the medians (us) per shape and run; the last column: each run over the first run. A shape
+# is the whole line (dtype, B, heads, N, M, d, causal, a paged line's page size), not B x M alone.
+awk -F, -v RUNS="$runs" '!/^#/ && $12 == "ok" {
+    k = sprintf("%s B%s H%s/%s N%s M%s d%s%s", $11, $4, $5, $6, $7, $8, $9, $10 == 1 ? " c" : "")
+    if (match($0, /page=[0-9]+/)) k = k " " substr($0, RSTART, RLENGTH)
+    s[k, $1] += $13 * 1000; n[k, $1]++; if (!(k in seen)) { seen[k] = 1; order[++m] = k } }
+  END { nr = split(RUNS, r, " "); printf "%-44s", "shape"; for (i = 1; i <= nr; i++) printf " %12s", r[i]; printf "   ratio to %s\n", r[1]
+        for (j = 1; j <= m; j++) { k = order[j]; printf "%-44s", k
           for (i = 1; i <= nr; i++) printf " %12.2f", n[k, r[i]] ? s[k, r[i]] / n[k, r[i]] : 0
           for (i = 2; i <= nr; i++) printf "   %.4f", (n[k, r[i]] && n[k, r[1]]) ? (s[k, r[i]] / n[k, r[i]]) / (s[k, r[1]] / n[k, r[1]]) : 0
           printf "\n" } }' "$out" | tee "$OUT/ab-table.txt"
