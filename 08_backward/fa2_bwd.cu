@@ -86,6 +86,7 @@ template <typename T>
 __global__ void bwd_convert(const float *__restrict__ dQacc, T *__restrict__ dQ, float scale, size_t chunks, int d, int dp,
                             int swz, int n)
 {
+    pdl_wait();   /* 08d launches this grid as a dependent of its main kernel: wait for all of dQ */
     const int d8 = d / 8;
     for (size_t c = (size_t)blockIdx.x * blockDim.x + threadIdx.x; c < chunks; c += (size_t)gridDim.x * blockDim.x) {
         const size_t row = c / d8;
@@ -108,6 +109,7 @@ template <typename T>
 __global__ void bwd_convert_rows(const float *__restrict__ dQacc, T *__restrict__ dQ, float scale, size_t n, int d, int dp,
                                  int swz, int nq)
 {
+    pdl_wait();
     for (size_t e = (size_t)blockIdx.x * blockDim.x + threadIdx.x; e < n; e += (size_t)gridDim.x * blockDim.x) {
         const size_t row = e / d;
         const int col = (int)(e % d);
@@ -354,21 +356,40 @@ const char *bwd_pre_and_kv(const attn_args *a, cudaStream_t st, float *dq_acc, f
     return "rung 08 runs head dims 64 and 128";
 }
 
-const char *bwd_dq_convert(const attn_args *a, cudaStream_t st, const float *dq_acc, int dp, int swz)
+/* A grid of 256-thread blocks on st, as a programmatic dependent of the kernel before it when pdl
+ * (its blocks launch once that kernel's last blocks have started, and wait in pdl_wait). */
+static cudaLaunchConfig_t convert_config(unsigned blocks, cudaStream_t st, int pdl, cudaLaunchAttribute *attr)
+{
+    cudaLaunchConfig_t cfg = {};
+    cfg.gridDim = dim3(blocks);
+    cfg.blockDim = dim3(256);
+    cfg.stream = st;
+    attr->id = cudaLaunchAttributeProgrammaticStreamSerialization;
+    attr->val.programmaticStreamSerializationAllowed = 1;
+    cfg.attrs = attr;
+    cfg.numAttrs = pdl ? 1 : 0;
+    return cfg;
+}
+
+const char *bwd_dq_convert(const attn_args *a, cudaStream_t st, const float *dq_acc, int dp, int swz, int pdl)
 {
     const attn_shape *s = &a->shape;
     const size_t n = attn_q_elems(s);
     const int bf = s->dtype == ATTN_BF16;
+    const float scale = s->scale;
+    cudaLaunchAttribute attr;
     if ((uintptr_t)a->grad->dq % 16 == 0 && (uintptr_t)dq_acc % 16 == 0) {
         const size_t chunks = n / 8;
-        const unsigned blocks = (unsigned)((chunks + 255) / 256 < 65535 * 16 ? (chunks + 255) / 256 : 65535 * 16);
-        if (bf) bwd_convert<__nv_bfloat16><<<blocks, 256, 0, st>>>(dq_acc, (__nv_bfloat16 *)a->grad->dq, s->scale, chunks, s->d, dp, swz, s->N);
-        else bwd_convert<__half><<<blocks, 256, 0, st>>>(dq_acc, (__half *)a->grad->dq, s->scale, chunks, s->d, dp, swz, s->N);
+        const cudaLaunchConfig_t cfg =
+            convert_config((unsigned)((chunks + 255) / 256 < 65535 * 16 ? (chunks + 255) / 256 : 65535 * 16), st, pdl, &attr);
+        if (bf) RUNG_CUDA(cudaLaunchKernelEx(&cfg, bwd_convert<__nv_bfloat16>, dq_acc, (__nv_bfloat16 *)a->grad->dq, scale, chunks, s->d, dp, swz, s->N));
+        else RUNG_CUDA(cudaLaunchKernelEx(&cfg, bwd_convert<__half>, dq_acc, (__half *)a->grad->dq, scale, chunks, s->d, dp, swz, s->N));
         RUNG_LAUNCHED(bwd_convert);
     } else {
-        const unsigned blocks = (unsigned)((n + 255) / 256 < 65535 * 16 ? (n + 255) / 256 : 65535 * 16);
-        if (bf) bwd_convert_rows<__nv_bfloat16><<<blocks, 256, 0, st>>>(dq_acc, (__nv_bfloat16 *)a->grad->dq, s->scale, n, s->d, dp, swz, s->N);
-        else bwd_convert_rows<__half><<<blocks, 256, 0, st>>>(dq_acc, (__half *)a->grad->dq, s->scale, n, s->d, dp, swz, s->N);
+        const cudaLaunchConfig_t cfg =
+            convert_config((unsigned)((n + 255) / 256 < 65535 * 16 ? (n + 255) / 256 : 65535 * 16), st, pdl, &attr);
+        if (bf) RUNG_CUDA(cudaLaunchKernelEx(&cfg, bwd_convert_rows<__nv_bfloat16>, dq_acc, (__nv_bfloat16 *)a->grad->dq, scale, n, s->d, dp, swz, s->N));
+        else RUNG_CUDA(cudaLaunchKernelEx(&cfg, bwd_convert_rows<__half>, dq_acc, (__half *)a->grad->dq, scale, n, s->d, dp, swz, s->N));
         RUNG_LAUNCHED(bwd_convert_rows);
     }
     return NULL;
@@ -395,7 +416,7 @@ static const char *run_08a(const attn_args *a, cudaStream_t st)
     float *Lsc = Dvec + attn_lse_elems(s);
     const char *err = bwd_pre_and_kv(a, st, dQacc, Dvec, Lsc);
     if (err) return err;
-    return bwd_dq_convert(a, st, dQacc, s->d, 0);
+    return bwd_dq_convert(a, st, dQacc, s->d, 0, 0);
 }
 
 static const rung rung_08a = {

@@ -9,6 +9,7 @@
 #include <math.h>
 #include <stdio.h>
 #include "../common/attn.h"
+#include "../common/cta_sync.cuh"   /* pdl_launch_dependents, pdl_wait */
 #include "../common/mma.cuh"
 #include "../common/tiles.cuh"
 
@@ -42,6 +43,7 @@ __global__ void __launch_bounds__(256)
 bwd_pre(const T *__restrict__ O, const T *__restrict__ dO, const float *__restrict__ LSE, float *__restrict__ Dvec,
         float *__restrict__ Lsc, float *__restrict__ dQacc, long rows, int d)
 {
+    pdl_launch_dependents();   /* 08d's main kernel may take SMs as this grid's last blocks leave */
     const long row0 = ((long)blockIdx.x * 8 + threadIdx.x / 32) * BWD_PRE_ROWS;
     const int lane = threadIdx.x % 32;
     float acc[BWD_PRE_ROWS];
@@ -199,8 +201,9 @@ size_t bwd_kv_smem(int d, int with_dq);
 
 /* fa2_bwd.cu: dQ = scale * dq_acc, rounded to the storage type, over the whole dQ (08a, and 08c
  * whose accumulator rows are dp >= d floats apart; swz: 08d's, whose rows are swizzled, column col
- * of query q at col ^ 8 (q % 4)). NULL, or the launch's error. */
-const char *bwd_dq_convert(const attn_args *a, cudaStream_t st, const float *dq_acc, int dp, int swz);
+ * of query q at col ^ 8 (q % 4); pdl: 08d's, launched as a dependent of the kernel before it).
+ * NULL, or the launch's error. */
+const char *bwd_dq_convert(const attn_args *a, cudaStream_t st, const float *dq_acc, int dp, int swz, int pdl);
 
 extern "C" const rung rung_08b;   /* fa2_bwd_det.cu: deterministic, dQ by a kernel of its own */
 extern "C" const rung rung_08c;   /* hopper_bwd.cu: TMA, wgmma, warp specialization (sm_90a) */

@@ -179,7 +179,7 @@ static __device__ __forceinline__ void h_next_tile(h_tile_at &a, const h_walk &w
 }
 
 /* Producer warp 0: K, V, then the query tiles through the ring of ST stages. */
-template <int D>
+template <int D, bool PDL>
 static __device__ __forceinline__ void h_produce(unsigned char *sm, uint64_t *bar, const CUtensorMap *tq,
                                                  const CUtensorMap *tk, const CUtensorMap *tv, const CUtensorMap *tdo,
                                                  const h_walk &w, const h_params &p)
@@ -208,6 +208,9 @@ static __device__ __forceinline__ void h_produce(unsigned char *sm, uint64_t *ba
                 tma_load_3d(sm + S::DO + st * S::QT + ch * BR * 128, tdo, &bar[H_FULL + st], ch * 64, q0, plane);
             }
         }
+        /* 08d: the LSE and D come from bwd_pre, which may still be running (above its first tile
+         * the producer only loaded K, V, Q and dO, none of which bwd_pre writes) */
+        if (PDL && i == 0) pdl_wait();
         /* LSE (log2 units) and D of the tile's rows; rows past N: LSE = +inf, so P = 0 */
         const size_t row = (size_t)plane * p.N + q0;
 #pragma unroll
@@ -235,7 +238,7 @@ static __device__ __forceinline__ void h_dq_free(void)
 }
 
 /* Producer warp 1: each query tile's dQ, from shared memory into the float32 accumulator. */
-template <int D, bool OWN>
+template <int D, bool OWN, bool PDL>
 static __device__ __forceinline__ void h_write_dq(unsigned char *sm, const h_walk &w, const h_params &p)
 {
     typedef h_smem<D> S;
@@ -243,6 +246,7 @@ static __device__ __forceinline__ void h_write_dq(unsigned char *sm, const h_wal
     const bool lead = threadIdx.x % 32 == 0;
     const float *sdq = reinterpret_cast<const float *>(sm + S::DQB);
     if (w.ntiles > 0) h_dq_free<OWN>();                  /* the buffer starts free */
+    if (PDL) pdl_wait();                                 /* bwd_pre zeroes the accumulator */
     h_tile_at at = h_first_tile(w, p);
     for (int i = 0; i < w.ntiles; i++, h_next_tile<BR>(at, w)) {
         bar_sync<H_DQ_FULL, H_DQ_SYNC>();
@@ -649,6 +653,7 @@ bwd_sm90(const __grid_constant__ CUtensorMap tq, const __grid_constant__ CUtenso
     uint64_t *bar = reinterpret_cast<uint64_t *>(sm + S::BAR);
     const h_walk w = h_walk_of<h_cfg<D>::BC, h_cfg<D>::BR>(p);
 
+    if (OV) pdl_launch_dependents();   /* 08d: bwd_convert's blocks may launch as this grid's last ones start */
     if (threadIdx.x == 0) {
         tma_prefetch_map(&tq); tma_prefetch_map(&tk); tma_prefetch_map(&tv); tma_prefetch_map(&tdo);
         mbar_init(&bar[H_KV_FULL], 1);
@@ -662,8 +667,8 @@ bwd_sm90(const __grid_constant__ CUtensorMap tq, const __grid_constant__ CUtenso
 
     if (threadIdx.x < 128) {                     /* the producer warpgroup */
         setmaxnreg_dec<24>();
-        if (threadIdx.x < 32) h_produce<D>(sm, bar, &tq, &tk, &tv, &tdo, w, p);
-        else if (threadIdx.x < 64) h_write_dq<D, OV && !h_cfg<D>::WIDE>(sm, w, p);
+        if (threadIdx.x < 32) h_produce<D, OV>(sm, bar, &tq, &tk, &tv, &tdo, w, p);
+        else if (threadIdx.x < 64) h_write_dq<D, OV && !h_cfg<D>::WIDE, OV>(sm, w, p);
     } else {
         setmaxnreg_inc<H_REGS>();
         /* the consumer's index read from lane 0: the compiler then knows it is the same in the
@@ -746,9 +751,21 @@ static const char *launch_08c(const attn_args *a, cudaStream_t st, float *dQacc,
     const size_t smem = h_smem<D>::bytes;
     RUNG_CUDA(cudaFuncSetAttribute(bwd_sm90<D, T, OV>, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
     const unsigned grid = (unsigned)((s->M + BC - 1) / BC) * s->Hkv * s->B;
-    bwd_sm90<D, T, OV><<<grid, H_THREADS, smem, st>>>(tq, tk, tv, tdo, p);
+    /* 08d: a programmatic dependent of bwd_pre, and bwd_convert one of this kernel: each grid's
+     * blocks start as the one before it drains, and wait (pdl_wait) only where they read its results */
+    cudaLaunchConfig_t cfg = {};
+    cfg.gridDim = dim3(grid);
+    cfg.blockDim = dim3(H_THREADS);
+    cfg.dynamicSmemBytes = smem;
+    cfg.stream = st;
+    cudaLaunchAttribute attr = {};
+    attr.id = cudaLaunchAttributeProgrammaticStreamSerialization;
+    attr.val.programmaticStreamSerializationAllowed = 1;
+    cfg.attrs = &attr;
+    cfg.numAttrs = OV ? 1 : 0;
+    RUNG_CUDA((cudaLaunchKernelEx(&cfg, bwd_sm90<D, T, OV>, tq, tk, tv, tdo, p)));
     RUNG_LAUNCHED(bwd_sm90);
-    return bwd_dq_convert(a, st, dQacc, D, OV);
+    return bwd_dq_convert(a, st, dQacc, D, OV, OV);
 }
 
 /* OV: 08d's consumer loop (bwd_overlap.cuh); the workspace, the launches and the grid are 08c's */
