@@ -64,7 +64,9 @@
  *
  * Step d (08d) is this kernel with its template bool OV set: the same roles and shared memory, and
  * consumer loops of its own (bwd_overlap.cuh): dQ overlapped, and the two consumers no longer
- * meeting every tile. OV = false is 08c (h_consume). */
+ * meeting every tile. OV = false is 08c (h_consume). 08d also launches bwd_sm90 and bwd_convert as
+ * programmatic dependents (launch_08c): a grid's blocks start while the grid before it drains,
+ * and wait only before they read what it writes (pdl_wait: the LSE, D, and the accumulator). */
 #include "../common/check_cuda.h"
 #include "../common/hopper_bwd.cuh"
 #include "../common/online_softmax.cuh"
