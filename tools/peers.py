@@ -288,6 +288,48 @@ def import_torch():
     return torch, F, SDPBackend, sdpa_kernel
 
 
+def cudnn_fp8_call(torch, cudnn, x16, causal):
+    """cuDNN's FP8 attention on float16 Q, K, V ([B, H, N, d]), quantized per tensor to e4m3 here
+    (scale 448 / amax, its inverse the descale): the graph built once, and (fn, o8), where fn runs
+    it into o8 (e4m3, [B, Hq, N, d]). Raises what cuDNN raises where it refuses the graph."""
+    B, Hq, N, d = x16[0].shape
+    dev = x16[0].device
+    x8, descale = [], []
+    for x in x16:
+        amax = x.abs().max().float().clamp_min(1e-6)
+        x8.append((x.float() * (448.0 / amax)).to(torch.float8_e4m3fn))
+        descale.append((amax / 448.0).reshape(1, 1, 1, 1))
+    ones = torch.ones(1, 1, 1, 1, device=dev, dtype=torch.float32)
+    o8 = torch.empty(B, Hq, N, d, device=dev, dtype=torch.float8_e4m3fn)
+    lse = torch.empty(B, Hq, N, 1, device=dev, dtype=torch.float32)
+    amax_s = torch.empty(1, 1, 1, 1, device=dev, dtype=torch.float32)
+    amax_o = torch.empty(1, 1, 1, 1, device=dev, dtype=torch.float32)
+    handle = cudnn.create_handle()
+    if hasattr(cudnn, "set_stream"):      # on PyTorch's stream, where the timing events are
+        cudnn.set_stream(handle=handle, stream=torch.cuda.current_stream().cuda_stream)
+    g = cudnn.pygraph(io_data_type=cudnn.data_type.FP8_E4M3, intermediate_data_type=cudnn.data_type.FLOAT,
+                      compute_data_type=cudnn.data_type.FLOAT, handle=handle)
+    ins = [g.tensor_like(t) for t in x8 + descale + [ones, ones, ones]]
+    o_t, lse_t, amax_s_t, amax_o_t = g.sdpa_fp8(*ins, generate_stats=True, attn_scale=1.0 / math.sqrt(d),
+                                                use_causal_mask=bool(causal), name="cudnn_fp8")
+    o_t.set_output(True).set_dim(list(o8.shape)).set_stride(list(o8.stride())).set_data_type(cudnn.data_type.FP8_E4M3)
+    lse_t.set_output(True).set_dim(list(lse.shape)).set_stride(list(lse.stride())).set_data_type(cudnn.data_type.FLOAT)
+    for t in (amax_s_t, amax_o_t):
+        t.set_output(True).set_dim([1, 1, 1, 1]).set_stride([1, 1, 1, 1]).set_data_type(cudnn.data_type.FLOAT)
+    g.validate()
+    g.build_operation_graph()
+    g.create_execution_plans([cudnn.heur_mode.A, cudnn.heur_mode.FALLBACK])
+    g.check_support()
+    g.build_plans()
+    ws = torch.empty(max(1, g.get_workspace_size()), device=dev, dtype=torch.uint8)
+    pack = dict(zip(ins, x8 + descale + [ones, ones, ones]))
+    pack.update({o_t: o8, lse_t: lse, amax_s_t: amax_s, amax_o_t: amax_o})
+
+    def fn():
+        g.execute(pack, ws, handle=handle)
+    return fn, o8
+
+
 def run_cudnn_fp8(torch, cudnn, dev, case, row, time_call, flush):
     """cuDNN's FP8 attention (the frontend's sdpa_fp8) on one e4m3 line: its row, or an
     "unsupported: ..." row with the first line of cuDNN's refusal."""
@@ -311,41 +353,8 @@ def run_cudnn_fp8(torch, cudnn, dev, case, row, time_call, flush):
         sc = sc.masked_fill(j > i, float("-inf"))          # N = M here: top-left is bottom-right
     ref = torch.softmax(sc, dim=-1) @ v[0, 0].float()
     del sc
-    # per tensor: x8 = x * 448 / amax in e4m3; descale = amax / 448 (1-element float32 tensors)
-    x8, descale = [], []
-    for x in x16:
-        amax = x.abs().max().float().clamp_min(1e-6)
-        x8.append((x.float() * (448.0 / amax)).to(torch.float8_e4m3fn))
-        descale.append((amax / 448.0).reshape(1, 1, 1, 1))
-    ones = torch.ones(1, 1, 1, 1, device=dev, dtype=torch.float32)
-    o8 = torch.empty(B, Hq, N, d, device=dev, dtype=torch.float8_e4m3fn)
-    lse = torch.empty(B, Hq, N, 1, device=dev, dtype=torch.float32)
-    amax_s = torch.empty(1, 1, 1, 1, device=dev, dtype=torch.float32)
-    amax_o = torch.empty(1, 1, 1, 1, device=dev, dtype=torch.float32)
     try:
-        handle = cudnn.create_handle()
-        if hasattr(cudnn, "set_stream"):      # on PyTorch's stream, where the timing events are
-            cudnn.set_stream(handle=handle, stream=torch.cuda.current_stream().cuda_stream)
-        g = cudnn.pygraph(io_data_type=cudnn.data_type.FP8_E4M3, intermediate_data_type=cudnn.data_type.FLOAT,
-                          compute_data_type=cudnn.data_type.FLOAT, handle=handle)
-        ins = [g.tensor_like(t) for t in x8 + descale + [ones, ones, ones]]
-        o_t, lse_t, amax_s_t, amax_o_t = g.sdpa_fp8(*ins, generate_stats=True, attn_scale=1.0 / math.sqrt(d),
-                                                    use_causal_mask=bool(causal), name="cudnn_fp8")
-        o_t.set_output(True).set_dim(list(o8.shape)).set_stride(list(o8.stride())).set_data_type(cudnn.data_type.FP8_E4M3)
-        lse_t.set_output(True).set_dim(list(lse.shape)).set_stride(list(lse.stride())).set_data_type(cudnn.data_type.FLOAT)
-        for t in (amax_s_t, amax_o_t):
-            t.set_output(True).set_dim([1, 1, 1, 1]).set_stride([1, 1, 1, 1]).set_data_type(cudnn.data_type.FLOAT)
-        g.validate()
-        g.build_operation_graph()
-        g.create_execution_plans([cudnn.heur_mode.A, cudnn.heur_mode.FALLBACK])
-        g.check_support()
-        g.build_plans()
-        ws = torch.empty(max(1, g.get_workspace_size()), device=dev, dtype=torch.uint8)
-        pack = dict(zip(ins, x8 + descale + [ones, ones, ones]))
-        pack.update({o_t: o8, lse_t: lse, amax_s_t: amax_s, amax_o_t: amax_o})
-
-        def fn():
-            g.execute(pack, ws, handle=handle)
+        fn, o8 = cudnn_fp8_call(torch, cudnn, x16, causal)
         fn()
         torch.cuda.synchronize()
     except Exception as e:
