@@ -2,16 +2,23 @@
 # <gpu>-fp8-accuracy.png: rung 07's FP8 step (07g) against the float64 reference on FlashAttention-3's
 # outlier inputs (results/<gpu>-fp8-accuracy.csv: method,d,N,rmse,rel_l2): O's RMSE per method, a
 # group of bars per head dim, one panel per N (1024 left, 4096 right), log scale; 07f in float16 for
-# scale, the issue's target (RMSE 1e-2 for block + Hadamard) dashed. A missing bar is a method the CSV
-# has no row for at that d and N.
+# scale, the issue's target (RMSE 1e-2 for block + Hadamard) dashed; cuDNN's FP8 (lab/fp8_accuracy.py)
+# where the CSV has it. A method the CSV has no row for has no place in a group; a missing bar is a
+# method that has rows, but none at that d and N.
 load "plots/common.gp"
 F = fp8_accuracy
 TITLE = DEVICE . ": FP8 (07g) accuracy, O's RMSE against the float64 reference, 0.1% outliers"
-METHODS = "07f-f16 fp8-tensor fp8-block fp8-block-hadamard"
-MNAME = "07f in float16|FP8, one scale per tensor|FP8, a scale per block|FP8, a scale per block + Hadamard (07g)"
-mcol(m) = m == 1 ? 0x17becf : m == 2 ? 0xd62728 : m == 3 ? 0xff7f0e : 0x2ca02c
-mname(i) = _nth(MNAME . "|", i)
+ALL = "07f-f16 fp8-tensor fp8-block fp8-block-hadamard cudnn-fp8"
+ALLNAME = "07f in float16|FP8, one scale per tensor|FP8, a scale per block|FP8, a scale per block + Hadamard (07g)|cuDNN's FP8 (a scale per tensor, O in e4m3)"
+ALLCOL = "1556175 14034728 16744206 2924588 9725885"   # 0x17becf 0xd62728 0xff7f0e 0x2ca02c 0x9467bd
 _nth(s, n) = n <= 1 ? s[1:strstrt(s, "|") - 1] : _nth(s[strstrt(s, "|") + 1:], n - 1)
+array HAS[words(ALL)]
+do for [k = 1:|HAS|] { HAS[k] = 0 }
+stats F using (_a = pos(ALL, strcol("method")), _a == _a ? HAS[_a] = 1 : 0, 0) nooutput
+METHODS = ""; MNAME = ""; MCOLS = ""
+do for [k = 1:|HAS|] { if (HAS[k]) { METHODS = METHODS . " " . word(ALL, k); MNAME = MNAME . _nth(ALLNAME . "|", k) . "|"; MCOLS = MCOLS . " " . word(ALLCOL, k) } }
+mcol(m) = int(word(MCOLS, m) + 0)
+mname(i) = _nth(MNAME, i)
 DS = "64 128 256"; NS = "1024 4096"; TARGET = 1e-2
 NMth = words(METHODS); ND = words(DS)
 array V[2 * ND * NMth]
