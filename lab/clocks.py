@@ -8,6 +8,7 @@ generalizes, kept as they ran.
     python3 lab/clocks.py DIR TAG [TAG ...]   -> the table on stdout"""
 import csv
 import datetime as dt
+import lzma
 import os
 import statistics as st
 import sys
@@ -21,7 +22,8 @@ def when(s):
 
 def table(d, tag):
     smi = []
-    for r in csv.reader(open(os.path.join(d, 'smi-%s.csv' % tag))):
+    f = os.path.join(d, 'smi-%s.csv' % tag)
+    for r in csv.reader(open(f) if os.path.exists(f) else lzma.open(f + '.xz', 'rt')):   # committed: xz
         if r[0].startswith('timestamp') or len(r) < 6:
             continue
         smi.append((when(r[0].strip()), int(r[1].split()[0]), float(r[3].split()[0]), r[5].strip()))
