@@ -3,7 +3,8 @@
 active), stalls per issued instruction (wait, barrier, long scoreboard), and MUFU's share of the
 warp-stall samples; the columns of 07 NOTES' tables beside cuDNN.
 
-    python3 lab/ncu_row.py DIR [DIR ...]   (each DIR holds fwd-07f.txt, fwd-cudnn.txt and their source pages)"""
+    python3 lab/ncu_row.py DIR [DIR ...]   (each DIR holds fwd-07f.txt, fwd-cudnn.txt and their source pages)
+    NCU_PEER=fa4 python3 lab/ncu_row.py DIR ...   (fwd-fa4*: lab/fwd_source.sh with FWD_PEER=fa4)"""
 import csv
 import gzip
 import os
@@ -36,9 +37,10 @@ def mufu_share(f):
     return 100 * mu / max(tot, 1)
 
 
+PEER = os.environ.get("NCU_PEER", "cudnn")
 for d in sys.argv[1:]:
-    a, b = (raw(os.path.join(d, "fwd-%s.txt" % k)) for k in ("07f", "cudnn"))
-    ma, mb = (mufu_share(os.path.join(d, "fwd-%s-source.csv.gz" % k)) for k in ("07f", "cudnn"))
+    a, b = (raw(os.path.join(d, "fwd-%s.txt" % k)) for k in ("07f", PEER))
+    ma, mb = (mufu_share(os.path.join(d, "fwd-%s-source.csv.gz" % k)) for k in ("07f", PEER))
     print("| %s | %.1f / %.1f | %.0f / %.0f | %.1f / %.1f | %.1f / %.1f | %.1f / %.1f | %.2f, %.2f, %.2f / %.2f, %.2f, %.2f | %.1f%% / %.1f%% |"
           % (os.path.basename(d.rstrip("/")), a[0], b[0], a[1] / 1e6, b[1] / 1e6, a[2], b[2], a[3], b[3], a[4], b[4],
              a[5], a[6], a[7], b[5], b[6], b[7], ma, mb))
