@@ -223,6 +223,9 @@ void cli_usage(const cli_opts *o, const char *prog, char *out, size_t n)
         "          and no --seqlens with it\n", (unsigned long long)o->seed);
     PUT("run:      --variant ID (default: the rung's own, the last --list prints)\n"
         "          --warmups W (default %d) --runs R (default: at least 20) --no-check\n"
+        "          --warm-ms MS (0 to %d; default 0: off) warm up until MS ms of launches have run (at most\n"
+        "          %d launches): each row is then timed at the GPU's sustained clock (under its power cap),\n"
+        "          not at whatever clock the row before left it\n"
         "          --check-budget MACS (default %.0e: larger shapes check a sample of rows)\n"
         "          --no-time (tests: check, and check a second launch gives the same bits; no timing)\n"
         "          --dtype e4m3: float16 inputs and O, computed in float8 e4m3 by an FP8 step (rung 07's\n"
@@ -233,7 +236,7 @@ void cli_usage(const cli_opts *o, const char *prog, char *out, size_t n)
         "          cudaProfilerStop: for ncu --profile-from-start off, as make profile runs it)\n"
         "          --flush write|write+read (the L2 flush before every timed launch; default write+read:\n"
         "          the read-back leaves the L2 clean, so no kernel pays for the flush's dirty lines)\n",
-        o->warmups, o->check_budget);
+        o->warmups, BENCH_WARM_MS_MAX, BENCH_WARMUPS_MAX, o->check_budget);
     if (own && (own->planners || own->kv_block_default)) {
         PUT("this rung's own flags:\n");
         if (own->planners)
@@ -372,7 +375,8 @@ int cli_parse(int argc, char **argv, cli_opts *o, char *err, size_t n)
             if (m < 0) return errf(err, n, "--inputs: expected " INPUT_NAMES ", got '%s'", v ? v : "");
             o->input_mode = m;
         }
-        else if (!strcmp(f, "--warmups")) { if (parse_int(f, v, 0, 1000, &o->warmups, err, n)) return -1; }
+        else if (!strcmp(f, "--warmups")) { if (parse_int(f, v, 0, BENCH_WARMUPS_MAX, &o->warmups, err, n)) return -1; }
+        else if (!strcmp(f, "--warm-ms")) { if (parse_int(f, v, 0, BENCH_WARM_MS_MAX, &o->warm_ms, err, n)) return -1; }
         else if (!strcmp(f, "--runs")) { if (parse_int(f, v, 1, 100000, &o->runs, err, n)) return -1; }
         else if (!strcmp(f, "--no-check")) { o->check = 0; takes = 0; }
         else if (!strcmp(f, "--check-budget")) { if (parse_double(f, v, &o->check_budget, err, n)) return -1; }

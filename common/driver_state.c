@@ -46,5 +46,5 @@ const char *after_first(driver *D, const bench_job *job, double first_ms, report
         double again;
         return bench_once(job, D->st, &again);
     }
-    return bench_time(job, D->st, D->opt.warmups, D->opt.runs, first_ms, &row->t);
+    return bench_time(job, D->st, D->opt.warmups, D->opt.warm_ms, D->opt.runs, first_ms, &row->t);
 }

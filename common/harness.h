@@ -174,6 +174,7 @@ typedef struct cli_opts {
     uint64_t seed;
     int input_mode;            /* INPUT_NORMAL, ... (input_mode_parse) */
     int warmups;               /* 3 */
+    int warm_ms;               /* --warm-ms: warm up for this many ms of launches first; 0 (default): off */
     int runs;                  /* 0: automatic (>= 20, fewer only for slow runs, never < 3) */
     int check;                 /* 1: compare with the reference */
     double check_budget;       /* multiply-adds the reference may spend per shape */
@@ -281,6 +282,7 @@ int npy_save_f32(const char *path, const float *data, const int *dims, int ndim)
 typedef struct bench_result {
     double ms_median, ms_min, ms_max;
     int runs, warmups;
+    int warm_ms;               /* the --warm-ms the warm-ups ran to, 0 for none */
 } bench_result;
 
 /* The timed thing: prepare() runs before every launch, untimed (poison outputs, flush L2);
@@ -291,11 +293,18 @@ typedef struct bench_job {
     void *ctx;
 } bench_job;
 
-/* Warm-ups (up to `warmups`, fewer once they have taken a second), then timed runs: `runs` if
- * nonzero, else at least 20 (more for short launches, up to 200); launches over 150 ms get about
- * 3 s of timed runs, never fewer than 3. first_ms is the time of one launch already seen (to size the runs). */
-const char *bench_time(const bench_job *job, cudaStream_t st, int warmups, int runs,
+/* Warm-ups (up to `warmups`, fewer once they have taken a second; with warm_ms > 0, more until
+ * they have taken warm_ms milliseconds of launches, never more than BENCH_WARMUPS_MAX in all), then
+ * timed runs: `runs` if nonzero, else at least 20 (more for short launches, up to 200); launches
+ * over 150 ms get about 3 s of timed runs, never fewer than 3. first_ms is the time of one launch
+ * already seen (the first warm-up; it sizes the runs). */
+#define BENCH_WARMUPS_MAX 1000
+#define BENCH_WARM_MS_MAX 60000    /* --warm-ms: a minute of warm-up at most */
+const char *bench_time(const bench_job *job, cudaStream_t st, int warmups, int warm_ms, int runs,
                        double first_ms, bench_result *out);
+/* bench_time's rule: whether another warm-up follows w of them (the first included) that took
+ * spent ms of launches. No GPU: the CPU tests check it. */
+int bench_warm_more(int w, int warmups, int warm_ms, double spent);
 
 /* Time one launch with events (after prepare). */
 const char *bench_once(const bench_job *job, cudaStream_t st, double *ms);

@@ -53,14 +53,15 @@ int run_floor(driver *D, const attn_shape *s, double *first_ms_out)
     bench_job job = {floor_prepare, floor_launch, &c};
     double first = 0.0;
     const char *err = bench_once(&job, D->st, &first);
-    if (!err) err = bench_time(&job, D->st, D->opt.warmups, D->opt.runs, first, &row.t);
+    if (!err) err = bench_time(&job, D->st, D->opt.warmups, D->opt.warm_ms, D->opt.runs, first, &row.t);
     if (err) {
         snprintf(status, sizeof status, "FAIL: %s", err);
     } else {
         snprintf(status, sizeof status, "ok");
         row.timed = 1;
-        snprintf(extra, sizeof extra, "runs=%d;warmups=%d;flush=%s;bytes_read=%zu;", row.t.runs, row.t.warmups,
-                 l2_flush_name(D->opt.flush), 2 * c.kv_bytes);
+        int k = snprintf(extra, sizeof extra, "runs=%d;warmups=%d;", row.t.runs, row.t.warmups);
+        if (row.t.warm_ms) k += snprintf(extra + k, sizeof extra - k, "warm_ms=%d;", row.t.warm_ms);
+        snprintf(extra + k, sizeof extra - k, "flush=%s;bytes_read=%zu;", l2_flush_name(D->opt.flush), 2 * c.kv_bytes);
     }
     report_emit(&D->out, &row);
     cudaFree((void *)c.k);

@@ -38,7 +38,9 @@ void report_extra(const report_row *row, const run_case *c, const char *flush, c
         add(out, n, &k, "checked=%s%ld/%ld;rmse=%.3g;", row->c.sampled ? "sample:" : "all:", row->c.rows_checked,
             row->c.rows_total, row->c.rmse);
     if (row->checked && s->dtype == ATTN_E4M3) add(out, n, &k, "lse_rms=%.3g;", row->c.lse_rms);   /* FP8's LSE check */
-    if (row->timed) add(out, n, &k, "runs=%d;warmups=%d;flush=%s;", row->t.runs, row->t.warmups, flush);
+    if (row->timed) add(out, n, &k, "runs=%d;warmups=%d;", row->t.runs, row->t.warmups);
+    if (row->timed && row->t.warm_ms) add(out, n, &k, "warm_ms=%d;", row->t.warm_ms);   /* --warm-ms */
+    if (row->timed) add(out, n, &k, "flush=%s;", flush);
     /* a rung with prepare() (07g's quantize): ms is the attention kernel's; these the rest */
     if (row->timed && row->timed_prep)
         add(out, n, &k, "quant_ms=%.6f;total_ms=%.6f;", row->t_prep.ms_median, row->t_total.ms_median);

@@ -81,7 +81,7 @@ static const char *time_prepare(driver *D, launch_ctx *c, int runs, bench_result
     for (int i = 0; i < 2; i++) {
         double first;
         const char *err = bench_once(&jobs[i], D->st, &first);
-        if (!err) err = bench_time(&jobs[i], D->st, D->opt.warmups, runs, first, out[i]);
+        if (!err) err = bench_time(&jobs[i], D->st, D->opt.warmups, D->opt.warm_ms, runs, first, out[i]);
         if (err) return err;
     }
     return NULL;

@@ -44,11 +44,15 @@ expect "kv-block too big"     2 "--kv-block: expected a multiple of 64 from 64 t
 expect "kv-block not rung 06" 2 "--kv-block: this rung has no KV blocks to size" -- "$base" --kv-block 128
 expect "bad flush"            2 "--flush: expected write or write+read, got 'read'" -- "$base" --flush read
 expect "page-size not x16"    2 "--page-size: expected 0 (contiguous) or a multiple of 16 from 16 to 256, got '24'" -- "$base" --page-size 24
+expect "warm-ms negative"     2 "--warm-ms: -5 is out of range; allowed 0..60000" -- "$base" --warm-ms -5
+expect "warm-ms too big"      2 "--warm-ms: 60001 is out of range; allowed 0..60000" -- "$b06" --warm-ms 60001
+expect "warm-ms not a number" 2 "--warm-ms: expected an integer, got '5s'" -- "$base" --warm-ms 5s
 expect "page-size too big"    2 "--page-size: expected 0 (contiguous) or a multiple of 16 from 16 to 256, got '512'" -- "$base" --page-size 512
 # Good values parse (--list then answers without a GPU).
 expect "kv-block 256 accepted" 0 "$("$b06" --probe)" -- "$b06" --kv-block 256 --probe
 expect "flush write accepted"  0 "$("$base" --list | head -n 1)" -- "$base" --flush write --list
 expect "page-size 64 accepted" 0 "$("$base" --list | head -n 1)" -- "$base" --page-size 64 --list
+expect "warm-ms 5000 accepted"  0 "$("$base" --list | head -n 1)" -- "$base" --warm-ms 5000 --list
 expect "profile accepted"       0 "$("$base" --list | head -n 1)" -- "$base" --profile --list
 
 # --help prints the whole text, exit 0 (main() must hold all of it: it grows with the flags), with
@@ -57,6 +61,7 @@ for b in "$base" "$b06"; do
   out=$("$b" --help 2>&1); rc=$?
   if [ $rc -eq 0 ] && printf '%s\n' "$out" | tail -n 1 | grep -q 'only reads K and V)$' \
      && printf '%s' "$out" | grep -qF -- '--flush write|write+read' && printf '%s' "$out" | grep -qF -- '--page-size P' \
+     && printf '%s' "$out" | grep -qF -- '--warm-ms MS' \
      && printf '%s' "$out" | grep -q -- 'default --b [0-9]* --hq [0-9]* --hkv [0-9]* --n [0-9]* --m [0-9]* --d [0-9]*' \
      && printf '%s' "$out" | grep -qF -- 'float16 or float32, C order' \
      && { [ "$b" = "$base" ] || printf '%s' "$out" | grep -qF -- '--planner NAME (the split planner): fa, greedy, balanced, auto'; } \

@@ -354,13 +354,13 @@ static const char *const FLAGS[] = {"--b", "--hq", "--hkv", "--h", "--n", "--m",
     "--check-budget", "--too-slow", "--kv-block", "--page-size", "--flush", "--variant", "--csv", "--load",
     "--save", "--sweep", "--planner", "--no-time", "--profile", "--list", "--probe", "--pass", "--ceilings",
     "--read-floor", "--quiet", "--no-header", "--help", "-h", "--", "-", "--bogus", "--b=3", "-n", "--fp8-scale",
-    "--fp8-hadamard", "--check-sweep"};
+    "--fp8-hadamard", "--check-sweep", "--warm-ms"};
 static const char *const VALUES[] = {"f16", "bf16", "fp8", "e4m3", "normal", "outlier", "sparse-outlier",
     "block", "tensor", "on", "off", "equal", "uniform",
     "longtail", "zipf", "fa", "greedy", "balanced", "auto", "nope", "write", "write+read", "read", "0.5",
     "nan", "inf", "-0.0", "1e-300", "1e308", "1,2,3", "1,,2", "1,", ",", "4096,1", "16384,16384",
     "build/test/fuzz", "/nonexistent", "sweeps/decode.txt", "05b", "zz", "-3", "--n", "1e-40", "3.5e38", "1e-30",
-    "build/test/fuzz/in.txt", "build/test/fuzz/in.npy", "build/test/fuzz/fifo", "build/test/fuzz/new/dir"};
+    "60000", "60001", "build/test/fuzz/in.txt", "build/test/fuzz/in.npy", "build/test/fuzz/fifo", "build/test/fuzz/new/dir"};
 
 static int cli_fuzz(int count)
 {

@@ -1,6 +1,7 @@
 /* cli_parse, shape_validate and sweep_line (cli.c): each class of bad argument is refused with -1
  * and one line naming it; good arguments land in the right fields. Also report_extra (report.c),
- * where what a sweep line or the command line set reaches the CSV's extra field. */
+ * where what a sweep line or the command line set reaches the CSV's extra field, and the warm-up
+ * rule that --warm-ms sets (timing.c's bench_warm_more). */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -425,6 +426,40 @@ static void cli_flush(void)
     expect_refused("--flush", "--flush: expected write or write+read, got ''");
 }
 
+/* --warm-ms MS: 0 (off, the default) to 60000; anything else refused in one line. */
+static void cli_warm_ms(void)
+{
+    cli_opts o;
+    char err[512];
+    EXPECT(parse("", &o, err, sizeof err) == 0 && o.warm_ms == 0);
+    EXPECT(parse("--warm-ms 5000", &o, err, sizeof err) == 0 && o.warm_ms == 5000);
+    EXPECT(parse("--warm-ms 0", &o, err, sizeof err) == 0 && o.warm_ms == 0);
+    EXPECT(parse("--warm-ms 60000 --warmups 0", &o, err, sizeof err) == 0 && o.warm_ms == 60000 && o.warmups == 0);
+    expect_refused("--warm-ms -1", "--warm-ms: -1 is out of range; allowed 0..60000");
+    expect_refused("--warm-ms 60001", "--warm-ms: 60001 is out of range; allowed 0..60000");
+    expect_refused("--warm-ms 5s", "--warm-ms: expected an integer, got '5s'");
+    expect_refused("--warm-ms 2.5", "--warm-ms: expected an integer, got '2.5'");
+    expect_refused("--warm-ms", "--warm-ms: expected an integer, got ''");
+}
+
+/* The warm-up rule, on worked examples: w warm-ups (the first included) have taken `spent` ms. */
+static void timing_warm_rule(void)
+{
+    /* off (0): the count, cut short after a second, as before --warm-ms */
+    EXPECT(bench_warm_more(1, 3, 0, 0.5) && bench_warm_more(2, 3, 0, 1.0) && !bench_warm_more(3, 3, 0, 1.5));
+    EXPECT(!bench_warm_more(2, 3, 0, 1000.0));       /* two 500 ms launches: enough */
+    EXPECT(!bench_warm_more(1, 0, 0, 0.0) && !bench_warm_more(1, 1, 0, 0.0));
+    /* --warm-ms 5000 with 10 ms launches: on past the count until 5000 ms, then stop */
+    EXPECT(bench_warm_more(3, 3, 5000, 30.0) && bench_warm_more(499, 3, 5000, 4990.0));
+    EXPECT(!bench_warm_more(500, 3, 5000, 5000.0));
+    /* ... never more than 1000 warm-ups, however short the launches */
+    EXPECT(bench_warm_more(999, 3, 5000, 10.0) && !bench_warm_more(1000, 3, 5000, 10.0));
+    /* ... and never fewer than the count asks (a warm_ms shorter than 3 launches) */
+    EXPECT(bench_warm_more(2, 3, 10, 200.0) && !bench_warm_more(3, 3, 10, 300.0));
+    /* ... nor cut short after a second: 600 ms launches with --warm-ms 3000 run 5 */
+    EXPECT(bench_warm_more(2, 3, 3000, 1200.0) && bench_warm_more(4, 3, 3000, 2400.0) && !bench_warm_more(5, 3, 3000, 3000.0));
+}
+
 /* --page-size: 0 (contiguous, the default) or a multiple of 16 from 16 to 256; a sweep line's page=P
  * the same, over the command line's; shape_validate refuses any other. */
 static void cli_page_size(void)
@@ -486,6 +521,8 @@ static void cli_help_lists_flags(void)
     EXPECT_MSG(strstr(err, "--planner NAME") != NULL, "--help lacks --planner: %s", err);
     EXPECT_MSG(strstr(err, "--page-size P") != NULL, "--help lacks --page-size: %s", err);
     EXPECT_MSG(strstr(err, "--no-header") != NULL, "--help lacks --no-header: %s", err);
+    EXPECT_MSG(strstr(err, "--warm-ms MS (0 to 60000; default 0: off)") && strstr(err, "power cap"),
+               "--help lacks --warm-ms and why: %s", err);
     /* the defaults, the planner names and the .npy rules (issue 21) */
     EXPECT_MSG(strstr(err, "default --b 2 --hq 16 --hkv 16 --n 1024 --m 1024 --d 64") != NULL, "--help lacks the default shape: %s", err);
     EXPECT_MSG(strstr(err, "fa, greedy, balanced, auto (default auto)") != NULL, "--help lacks the planners: %s", err);
@@ -600,6 +637,13 @@ static void report_extra_fields(void)
     row.t.warmups = 3;
     report_extra(&row, &c, "write", NULL, &env, extra, sizeof extra);
     EXPECT_MSG(!strcmp(extra, "runs=20;warmups=3;flush=write;seqlens_sum=25;seqlens_max=20;"), "extra '%s'", extra);
+    /* --warm-ms: warm_ms= after the count of warm-ups it ran to; nothing when off (above) */
+    row.t.warmups = 412;
+    row.t.warm_ms = 5000;
+    report_extra(&row, &c, "write", NULL, &env, extra, sizeof extra);
+    EXPECT_MSG(!strcmp(extra, "runs=20;warmups=412;warm_ms=5000;flush=write;seqlens_sum=25;seqlens_max=20;"), "extra '%s'", extra);
+    row.t.warmups = 3;
+    row.t.warm_ms = 0;
     free(c.seqlens);
     EXPECT(sweep_line("2 2 2 1 20 32 0", &base, &c, err, sizeof err) == 1);
     row.shape = c.shape;
@@ -1114,8 +1158,10 @@ const test_case TESTS_cli[] = {
     {"cli: --kv-block takes a multiple of 64 in 64..1024 and refuses the rest", cli_kv_block},
     {"cli: --flush takes write or write+read (default) and refuses the rest", cli_flush},
     {"cli: --page-size (and page=P on a sweep line) takes 0 or a multiple of 16 in 16..256", cli_page_size},
-    {"cli: --help lists --flush, --kv-block, --planner, --page-size and --no-header", cli_help_lists_flags},
-    {"report: the extra field names dist= for drawn lengths, then seqlens_sum/max", report_extra_fields},
+    {"cli: --warm-ms takes 0 (off, the default) to 60000 and refuses the rest", cli_warm_ms},
+    {"timing: warm-ups follow the count, and with --warm-ms go on until MS ms (at most 1000)", timing_warm_rule},
+    {"cli: --help lists --flush, --kv-block, --planner, --page-size, --no-header and --warm-ms", cli_help_lists_flags},
+    {"report: the extra field names dist= for drawn lengths, then seqlens_sum/max; warm_ms= with --warm-ms", report_extra_fields},
     {"report: report_emit prints the table header once (none with --no-header, nothing with --quiet), CSV rows always",
      report_emit_header_once},
     {"cli: model=NAME on a sweep line reaches the extra field, also of a row that did not run", sweep_model_label},
