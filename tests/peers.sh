@@ -99,6 +99,13 @@ contains "... saying the two read the line differently" "$out" "read this line d
 refused "an unknown argument" --bogus
 refused "--runs abc" --list --runs abc --bin "$FAKE" --sweep "$tmp/good.txt"
 refused "--runs -1" --runs -1 --bin "$FAKE" --sweep "$tmp/good.txt" --csv "$tmp/o.csv"
+refused "--warm-ms -1" --warm-ms -1 --bin "$FAKE" --sweep "$tmp/good.txt" --csv "$tmp/o.csv"
+contains "... naming --warm-ms and what it allows" "$out" "argument --warm-ms: expected 0 to 60000, got -1"
+refused "--warm-ms 60001" --list --warm-ms 60001 --bin "$FAKE" --sweep "$tmp/good.txt"
+refused "--warm-ms abc" --list --warm-ms abc --bin "$FAKE" --sweep "$tmp/good.txt"
+contains "... naming --warm-ms" "$out" "argument --warm-ms"
+got=$(python3 tools/peers.py --list --warm-ms 5000 --bin "$FAKE" --sweep "$tmp/good.txt" 2>&1); rc=$?
+check "--warm-ms 5000 accepted (exit 0)" "$rc $got" "0 run  1 2 2 8 8 64 0 f16 -"
 refused "no --sweep" --list
 refused "no --csv and no --list" --bin "$FAKE" --sweep "$tmp/good.txt"
 refused "--csv in a directory that does not exist" --bin "$FAKE" --sweep "$tmp/good.txt" --csv "$tmp/no/dir/o.csv"
@@ -106,6 +113,7 @@ refused "--csv a directory" --bin "$FAKE" --sweep "$tmp/good.txt" --csv "$tmp"
 out=$(python3 tools/peers.py --help 2>&1); rc=$?
 check "--help exits 0" "$rc" 0
 contains "--help names --bin" "$out" "--bin BIN"
+contains "--help names --warm-ms" "$out" "--warm-ms MS"
 
 # ---- PyTorch missing (shadowed by a torch package that does not import): one line, no CSV made ----
 mkdir -p "$tmp/notorch/torch"

@@ -39,6 +39,10 @@ batch, so a line with page=P (other than 0) or with seqlens= / dist= is not run:
 "unsupported: ..." row saying why, never a number measured on another layout. --list prints what
 each line would get, without PyTorch.
 
+--warm-ms MS (0 to 60000; default 0: off) keeps the warm-ups going until MS ms of calls have run
+(at most 1000 calls), as the rungs' --warm-ms, so each row is timed at the GPU's sustained clock
+(under its power cap) whatever ran before; the row's extra field then says warm_ms=MS.
+
 Every refusal (a bad argument, a sweep file that is missing, not a regular file or refused by the
 check, a --csv that cannot be written, PyTorch not installed) is one line and exit 2, before any
 GPU work.
@@ -373,6 +377,9 @@ def main():
     ap.add_argument("--bin", default=os.path.join(ROOT, DEFAULT_BIN),
                     help="the rung binary that checks the sweep file (--check-sweep; default %s)" % DEFAULT_BIN)
     ap.add_argument("--runs", type=int, default=0, help="timed runs per call (default 0: >= 20, more for short calls)")
+    ap.add_argument("--warm-ms", type=int, default=0, metavar="MS",
+                    help="warm up until MS ms of calls have run, at most 1000 calls (default 0: 3 warm-ups), "
+                         "so each row is timed at the sustained clock (the power cap), as the rungs' --warm-ms")
     ap.add_argument("--flush", choices=["write", "write+read"], default="write+read",
                     help="the L2 flush before every timed call, as the rungs' --flush")
     ap.add_argument("--backward", action="store_true",
@@ -382,6 +389,8 @@ def main():
     args = ap.parse_args()
     if args.runs < 0:
         ap.error("argument --runs: expected 0 or more, got %d" % args.runs)
+    if not 0 <= args.warm_ms <= 60000:
+        ap.error("argument --warm-ms: expected 0 to 60000, got %d" % args.warm_ms)
     if not args.list and not args.csv:
         ap.error("--csv FILE is needed to run (or --list)")
     regular_file("--sweep", args.sweep)
@@ -466,6 +475,8 @@ def main():
             fields += [""] * 5
         if args.backward:
             extra = "pass=backward;" + extra
+        if t and args.warm_ms:                # --warm-ms: how this row was warmed up
+            extra = (extra + ";" if extra else "") + "warm_ms=%d" % args.warm_ms
         if label(case):                       # the sweep line's page= and model=, as the rungs' rows end
             extra = (extra + ";" if extra else "") + label(case)
         fields += ["%.3e" % rel if rel is not None else "", "", "", 0, name, commit, extra]
@@ -474,16 +485,20 @@ def main():
               (rung, B, Hq, Hkv, N, M, d, c, case["dtype"], ("%.4f ms" % t[0]) if t else "", status), flush=True)
 
     def time_call(fn):
-        """Median, min and max ms of fn and the number of timed runs: 3 warm-ups, then >= 20 runs
-        (up to 200 for short calls), each after an L2 flush, CUDA events around the call alone."""
+        """Median, min and max ms of fn and the number of timed runs: 3 warm-ups (with --warm-ms,
+        more until MS ms of calls have run, at most 1000), then >= 20 runs (up to 200 for short
+        calls), each after an L2 flush, CUDA events around the call alone."""
         times = []
         e0 = torch.cuda.Event(enable_timing=True)
         e1 = torch.cuda.Event(enable_timing=True)
         t0 = None
-        for w in range(3):
-            do_flush(w)
+        w = spent = 0
+        while w < 3 or (spent < args.warm_ms and w < 1000):
+            do_flush(w & 0xff)
             e0.record(); fn(); e1.record(); e1.synchronize()
             t0 = e0.elapsed_time(e1)
+            spent += t0
+            w += 1
         runs = args.runs or max(20, min(200, int(200.0 / max(t0, 1e-3))))
         for r in range(runs):
             do_flush(r & 0xff)
