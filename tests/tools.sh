@@ -215,7 +215,7 @@ for b in cpu_tests splits_sim; do
 done
 out=$(RUNG_ARGS='"a' tools/run_tests.sh 2>&1); rc=$?
 check "make test RUNG_ARGS='\"a': refused in one line (exit 2) before any test" "$rc:$(printf '%s\n' "$out" | wc -l)" "2:1"
-for e in "SWEEPS=nosuch" "SWEEPS=*" "RUNGS=5x" "LADDER_ARGS=\"a"; do
+for e in "SWEEPS=nosuch" "SWEEPS=*" "RUNGS=5x" "LADDER_ARGS=\"a" "WARM_MS=abc" "WARM_MS=-5" "WARM_MS=60001" "WARM_MS=2.5"; do
   out=$(env "$e" tools/ladder.sh 2>&1); rc=$?
   check "make ladder $e: refused in one line (exit 2), before the device check" "$rc:$(printf '%s\n' "$out" | wc -l):$(printf '%s' "$out" | grep -c 'CUDA device')" "2:1:0"
 done

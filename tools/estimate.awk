@@ -5,10 +5,11 @@
 # peers). Rows refused or skipped as too slow cost nothing. A tour CSV's "# step: STEP SECONDS"
 # lines (each step's wall time, written by tools/tour.sh) replace that estimate for their step.
 #
-#   awk [-v PAT=ERE] [-v SHAPES="B Hq Hkv N M d causal|..."] [-v ROW=1 -v PROC=1] -f tools/estimate.awk CSV...
+#   awk [-v PAT=ERE] [-v SHAPES="B Hq Hkv N M d causal|..."] [-v ROW=1 -v PROC=1] [-v WARM=MS] -f tools/estimate.awk CSV...
 #
 # PAT keeps the rows (whole lines) that match it; SHAPES keeps the rows of those shapes (ceiling rows
-# always). Prints "STEP SECONDS" per step, in the order first seen: "ceilings", "peers", "floor",
+# always). WARM (make ladder's WARM_MS, --warm-ms): a row's warm-ups take at least WARM ms (a
+# ceiling's none). Prints "STEP SECONDS" per step, in the order first seen: "ceilings", "peers", "floor",
 # or a rung variant's id.
 BEGIN { FS = ","; if (ROW == "") ROW = 1; if (PROC == "") PROC = 1; if (SHAPES != "") n = split(SHAPES, a, "|"); for (i = 1; i <= n; i++) WANT[a[i]] = 1 }
 { sub(/\r$/, "") }
@@ -26,7 +27,8 @@ PAT != "" && $0 !~ PAT { next }
   if (st != "ok") next
   w = match($(C["extra"]), /warmups=[0-9]+/) ? substr($(C["extra"]), RSTART + 8, RLENGTH - 8) : 3
   r = match($(C["extra"]), /runs=[0-9]+/) ? substr($(C["extra"]), RSTART + 5, RLENGTH - 5) : 20
-  EST[s] += (w + r) * $(C["ms_median"]) / 1000
+  wt = w * $(C["ms_median"]); if (s != "ceilings" && WARM + 0 > wt) wt = WARM + 0
+  EST[s] += (wt + r * $(C["ms_median"])) / 1000
 }
 function see(s) { if (!(s in SEEN)) { SEEN[s] = 1; ORD[++ns] = s } }
 END { for (i = 1; i <= ns; i++) printf "%s %.1f\n", ORD[i], (ORD[i] in STEPS) ? STEPS[ORD[i]] : EST[ORD[i]] }

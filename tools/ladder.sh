@@ -17,10 +17,16 @@
 #                                    with a '# rerun' line
 #   LADDER_ARGS="--runs 50"          more arguments for every rung (split as a shell splits words,
 #                                    nothing expanded: tools/args.sh)
+#   WARM_MS=5000                     --warm-ms 5000 to every rung, the floor and the peers: each
+#                                    shape warmed up by 5000 ms of launches (at most 1000 of them),
+#                                    so every row is timed at the GPU's sustained clock (under its
+#                                    power cap), whatever ran before; a whole number from 0 to 60000
+#                                    (unset or empty: off)
 #   --if-device                      say "no CUDA device" and succeed without one
 #   --help, -h                       this text
 # A sweep SWEEPS names that has no sweeps/<name>.txt, a RUNGS word that is not a rung id, peers,
-# floor or ceilings, or any other argument is refused in one line (exit 2) before anything runs.
+# floor or ceilings, a WARM_MS that is not a whole number from 0 to 60000, or any other argument is
+# refused in one line (exit 2) before anything runs.
 #
 # It says first about how long the run will take (tools/estimate.awk on the last results of the same
 # sweeps: each row's median times its launches, plus a second a shape), then the time so far at
@@ -30,7 +36,7 @@ set -u
 case ${1:-} in
   -h|--help) [ $# -eq 1 ] || tool_refuse "$2" "--help takes nothing after it"; tool_usage ;;
   ''|--if-device) [ $# -le 1 ] || tool_refuse "$2" "--if-device, --help" ;;
-  *) tool_refuse "$1" "--if-device, --help; SWEEPS, RUNGS and LADDER_ARGS go in the environment" ;;
+  *) tool_refuse "$1" "--if-device, --help; SWEEPS, RUNGS, LADDER_ARGS and WARM_MS go in the environment" ;;
 esac
 cd "$(dirname "$0")/.." || exit 1
 read -ra words <<< "${SWEEPS:-}"
@@ -45,6 +51,13 @@ for w in ${words[@]+"${words[@]}"}; do
 done
 tool_words "${LADDER_ARGS:-}" || { echo "make ladder: LADDER_ARGS has $WORDS_ERR: $(tool_shown "$LADDER_ARGS")" >&2; exit 2; }
 ladder_args=(${WORDS[@]+"${WORDS[@]}"})
+warm=()
+if [ -n "${WARM_MS:-}" ]; then
+  [[ $WARM_MS =~ ^[0-9]{1,5}$ ]] && [ $((10#$WARM_MS)) -le 60000 ] ||
+    { echo "make ladder: WARM_MS is $(tool_shown "$WARM_MS"): a whole number of milliseconds from 0 to 60000" >&2; exit 2; }
+  warm=(--warm-ms $((10#$WARM_MS)))
+  ladder_args+=("${warm[@]}")
+fi
 BIN=build/bin
 probe=$("$BIN/00_baseline" --probe 2>/dev/null || echo none)
 if [ "$probe" = none ]; then
@@ -71,7 +84,7 @@ for sw in $sweeps; do
   [ -n "$f" ] && from+=("$f")
 done
 if [ ${#from[@]} -gt 0 ]; then
-  est=$(awk -v PAT="$pat" -f tools/estimate.awk "${from[@]}" | awk '{ s += $2 } END { printf "%d", s }')
+  est=$(awk -v PAT="$pat" -v WARM="${WARM_MS:-0}" -f tools/estimate.awk "${from[@]}" | awk '{ s += $2 } END { printf "%d", s }')
   echo "make ladder on the $(echo "$probe" | cut -d' ' -f3-): sweeps $sweeps${RUNGS:+, rungs $RUNGS}; about $(mmss "$est") by ${from[*]} (each row's median times its launches, plus a second a shape)"
 else
   est=0; echo "make ladder on the $(echo "$probe" | cut -d' ' -f3-): sweeps $sweeps${RUNGS:+, rungs $RUNGS}; no earlier results to estimate the time from"
@@ -106,12 +119,12 @@ for sw in $sweeps; do
   if { [ -z "${RUNGS:-}" ] || printf '%s\n' $RUNGS | grep -qx peers; } &&
      [ -x tools/peers.py ] && python3 -c 'import torch' 2>/dev/null; then
     echo "== peers (PyTorch SDPA$([ $pass = backward ] && echo ", backward")): sweeps/$sw.txt"
-    python3 tools/peers.py $([ $pass = backward ] && echo --backward) --sweep "sweeps/$sw.txt" --csv "$out" ||
+    python3 tools/peers.py $([ $pass = backward ] && echo --backward) ${warm[@]+"${warm[@]}"} --sweep "sweeps/$sw.txt" --csv "$out" ||
       echo "peers failed (optional; rows left out)"
   fi
   if [ "$sw" = decode ] && { [ -z "${RUNGS:-}" ] || printf '%s\n' $RUNGS | grep -qx floor; }; then
     echo "== floor-read: sweeps/$sw.txt"
-    "$BIN/00_baseline" --read-floor --sweep "sweeps/$sw.txt" --csv "$out" || rc=1
+    "$BIN/00_baseline" --read-floor --sweep "sweeps/$sw.txt" --csv "$out" ${warm[@]+"${warm[@]}"} || rc=1
   fi
   for b in "$BIN"/0[0-9]_*; do
     [ "$("$b" --pass)" = $pass ] || continue
