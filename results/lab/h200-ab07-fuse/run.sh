@@ -27,7 +27,8 @@ for t in memcheck racecheck; do
   timeout 120 compute-sanitizer --tool $t --error-exitcode 9 build/bin/07_fa3_wgmma_tma --variant 07g --dtype e4m3 --d 128 --b 1 --h 2 --n 700 --m 900 --causal --no-time > $R/san.log 2>&1
   echo "sanitize $t 07g d=128: exit $?" >> $R/summary.txt; cat $R/san.log >> $R/san-all.log
 done
-printf '32 32 32 512 512 64 1\n16 32 32 1024 1024 64 0\n4 32 32 4096 4096 64 0\n2 32 32 8192 8192 64 0\n1 32 32 16384 16384 64 1\n32 16 16 512 512 128 0\n8 32 32 2048 2048 96 0\n' > $R/s16.txt
+# changed kernels: d = 64 at N <= 1024, d = 128 narrow (N <= 1024, or causal); controls: d = 64 from N = 2048, d = 128 wide
+printf '32 32 32 512 512 64 1\n32 32 32 512 512 64 0\n16 32 32 1024 1024 64 0\n16 32 32 1024 1024 64 1\n32 16 16 512 512 128 1\n32 16 16 512 512 128 0\n2 16 16 8192 8192 128 1\n2 32 32 8192 8192 64 0\n2 16 16 8192 8192 128 0\n' > $R/s16.txt
 printf '4 16 16 4096 4096 128 0\n4 16 16 4096 4096 128 1\n2 16 16 8192 8192 128 0\n1 16 16 16384 16384 128 0\n1 16 16 16384 16384 128 1\n' > $R/s8.txt
 mkdir -p $R/f16 $R/fp8
 OUT=$R/fp8 COMMIT=fuse AB_PREBUILT=1 AB_BIN=07_fa3_wgmma_tma AB_SWEEP=$R/s8.txt REPS=3 OLD_COMMIT=main AB_ARGS="--dtype e4m3" \
