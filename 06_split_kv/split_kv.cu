@@ -121,17 +121,10 @@ static const char *sk_split_then_combine(const attn_args *a, cudaStream_t st, co
     RUNG_LAUNCHED(split_kv_kernel);
     if (pd->n_split == 0) return NULL;
     const int whole = pd->max_parts <= 512 / v->pk.d;      /* at most one partial per lane (the tile's D) */
-    cudaLaunchConfig_t cfg = {};
-    cfg.gridDim = dim3(pd->n_split, min(v->pk.rg, p->rows),   /* slices up to the last holding a column < d */
-                       whole ? 1 : (a->shape.d + SK_COMB_SLICE - 1) / SK_COMB_SLICE);
-    cfg.blockDim = dim3(128);
-    cfg.dynamicSmemBytes = sizeof(float) * pd->max_parts;
-    cfg.stream = st;
-    cudaLaunchAttribute attr = {};
-    attr.id = cudaLaunchAttributeProgrammaticStreamSerialization;
-    attr.val.programmaticStreamSerializationAllowed = 1;
-    cfg.attrs = &attr;
-    cfg.numAttrs = a->env.cc_major >= 9 ? 1 : 0;   /* programmatic dependent launch: Hopper on */
+    const dim3 grid(pd->n_split, min(v->pk.rg, p->rows),   /* slices up to the last holding a column < d */
+                    whole ? 1 : (a->shape.d + SK_COMB_SLICE - 1) / SK_COMB_SLICE);
+    cudaLaunchAttribute attr;   /* programmatic dependent launch: Hopper on */
+    cudaLaunchConfig_t cfg = pdl_config(grid, dim3(128), sizeof(float) * pd->max_parts, st, a->env.cc_major >= 9, &attr);
     RUNG_CUDA(cudaLaunchKernelEx(&cfg, whole ? v->k->combine_row : v->k->combine, *p, *dp));
     RUNG_LAUNCHED(combine_kernel);
     return NULL;

@@ -360,15 +360,7 @@ const char *bwd_pre_and_kv(const attn_args *a, cudaStream_t st, float *dq_acc, f
  * (its blocks launch once that kernel's last blocks have started, and wait in pdl_wait). */
 static cudaLaunchConfig_t convert_config(unsigned blocks, cudaStream_t st, int pdl, cudaLaunchAttribute *attr)
 {
-    cudaLaunchConfig_t cfg = {};
-    cfg.gridDim = dim3(blocks);
-    cfg.blockDim = dim3(256);
-    cfg.stream = st;
-    attr->id = cudaLaunchAttributeProgrammaticStreamSerialization;
-    attr->val.programmaticStreamSerializationAllowed = 1;
-    cfg.attrs = attr;
-    cfg.numAttrs = pdl ? 1 : 0;
-    return cfg;
+    return pdl_config(dim3(blocks), dim3(256), 0, st, pdl, attr);
 }
 
 const char *bwd_dq_convert(const attn_args *a, cudaStream_t st, const float *dq_acc, int dp, int swz, int pdl)

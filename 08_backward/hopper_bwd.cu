@@ -755,16 +755,8 @@ static const char *launch_08c(const attn_args *a, cudaStream_t st, float *dQacc,
     const unsigned grid = (unsigned)((s->M + BC - 1) / BC) * s->Hkv * s->B;
     /* 08d: a programmatic dependent of bwd_pre, and bwd_convert one of this kernel: each grid's
      * blocks start as the one before it drains, and wait (pdl_wait) only where they read its results */
-    cudaLaunchConfig_t cfg = {};
-    cfg.gridDim = dim3(grid);
-    cfg.blockDim = dim3(H_THREADS);
-    cfg.dynamicSmemBytes = smem;
-    cfg.stream = st;
-    cudaLaunchAttribute attr = {};
-    attr.id = cudaLaunchAttributeProgrammaticStreamSerialization;
-    attr.val.programmaticStreamSerializationAllowed = 1;
-    cfg.attrs = &attr;
-    cfg.numAttrs = OV ? 1 : 0;
+    cudaLaunchAttribute attr;
+    cudaLaunchConfig_t cfg = pdl_config(dim3(grid), dim3(H_THREADS), smem, st, OV, &attr);
     RUNG_CUDA((cudaLaunchKernelEx(&cfg, bwd_sm90<D, T, OV>, tq, tk, tv, tdo, p)));
     RUNG_LAUNCHED(bwd_sm90);
     return bwd_dq_convert(a, st, dQacc, D, OV, OV);

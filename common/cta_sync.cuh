@@ -4,7 +4,8 @@
  *   - thread-block clusters (sm_90): a CTA's rank and the cluster's size, the cluster barrier, and
  *     loads from another CTA's shared memory through its cluster address (06c's merge);
  *   - programmatic dependent launch (sm_90): a grid lets its dependent start early, and the
- *     dependent waits for it before reading its results (06a's combine kernel).
+ *     dependent waits for it before reading its results (06a's combine kernel, 08d's three
+ *     kernels); pdl_config is the host's launch configuration for it.
  * The cluster and dependent-launch wrappers compile to a trap below sm_90 (cluster) or to nothing
  * (dependent launch: without it the two kernels simply run one after the other); the host launches
  * neither form there. */
@@ -76,6 +77,24 @@ static __device__ __forceinline__ void pdl_wait(void)
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
     asm volatile("griddepcontrol.wait;" ::: "memory");
 #endif
+}
+
+/* The host's side: a launch of grid x block on st, a programmatic dependent of the kernel before it
+ * in st when pdl (callers pass 0 below sm_90). attr holds the attribute and must outlive the launch. */
+static inline cudaLaunchConfig_t pdl_config(dim3 grid, dim3 block, size_t smem, cudaStream_t st, int pdl,
+                                            cudaLaunchAttribute *attr)
+{
+    cudaLaunchConfig_t cfg = {};
+    cfg.gridDim = grid;
+    cfg.blockDim = block;
+    cfg.dynamicSmemBytes = smem;
+    cfg.stream = st;
+    *attr = cudaLaunchAttribute{};
+    attr->id = cudaLaunchAttributeProgrammaticStreamSerialization;
+    attr->val.programmaticStreamSerializationAllowed = 1;
+    cfg.attrs = attr;
+    cfg.numAttrs = pdl ? 1 : 0;
+    return cfg;
 }
 
 #endif
